@@ -1,0 +1,440 @@
+"""``Application``: configuration, topics, dataframes and the run loop.
+
+>>> from streamspark import Application
+>>> app = Application(broker_address="127.0.0.1:9092", consumer_group="g", auto_offset_reset="earliest")  # doctest: +SKIP
+>>> sdf = app.dataframe(app.topic("readings"))  # doctest: +SKIP
+>>> sdf = sdf[sdf["temp"] > 30]  # doctest: +SKIP
+>>> rows = app.run(count=10, timeout=30)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import threading
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Iterator, Literal, Optional, Union
+
+from pydantic import ConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from .dataframe.dataframe import StreamingDataFrame
+from .error_callbacks import (
+    ConsumerErrorCallback,
+    ProcessingErrorCallback,
+    ProducerErrorCallback,
+    default_on_consumer_error,
+    default_on_processing_error,
+    default_on_producer_error,
+)
+from .exceptions import StreamsparkException
+from .kafka.configuration import ConnectionConfig
+from .kafka.consumer import Consumer
+from .kafka.producer import Producer, broker_config
+from .logging import LogLevel, configure_logging
+from .models.serializers import DeserializerType, SerializerType
+from .models.timestamps import TimestampExtractor
+from .models.topics import Topic, TopicAdmin, TopicConfig, TopicManager
+
+__all__ = ("Application", "ApplicationConfig", "ProcessingGuarantee")
+
+logger = logging.getLogger("streamspark")
+
+ProcessingGuarantee = Literal["at-least-once", "exactly-once"]
+AutoOffsetReset = Literal["earliest", "latest", "error"]
+MessageProcessedCallback = Callable[[str, int, int], None]
+
+
+class _EnvSettings(BaseSettings):
+    """Settings read from the environment (``Quix__…`` names are honoured for migration)."""
+
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+
+    broker_address: Optional[str] = None
+    consumer_group: Optional[str] = None
+    state_dir: Optional[str] = None
+    spark_master: Optional[str] = None
+
+    @classmethod
+    def read(cls) -> "_EnvSettings":
+        env = os.environ
+
+        def pick(*names: str) -> Optional[str]:
+            for name in names:
+                if env.get(name):
+                    return env[name]
+            return None
+
+        return cls(
+            broker_address=pick("Streamspark__Broker__Address", "Quix__Broker__Address"),
+            consumer_group=pick("Streamspark__Consumer_Group", "Quix__Consumer_Group"),
+            state_dir=pick("Streamspark__State__Dir", "Quix__State__Dir"),
+            spark_master=pick("Streamspark__Spark__Master", "SPARK_MASTER"),
+        )
+
+
+class ApplicationConfig(BaseSettings):
+    """The immutable configuration of an application (environment variables are ignored).
+
+    Pass it to sources and lookups as ``app_config``; ``copy(**changes)`` returns a modified copy.
+    """
+
+    model_config = SettingsConfigDict(frozen=True, arbitrary_types_allowed=True, revalidate_instances="never")
+
+    broker_address: ConnectionConfig
+    consumer_group: str
+    auto_offset_reset: AutoOffsetReset = "latest"
+    commit_interval: float = 5.0
+    commit_every: int = 0
+    consumer_extra_config: dict[str, Any] = {}
+    producer_extra_config: dict[str, Any] = {}
+    consumer_poll_timeout: float = 1.0
+    producer_poll_timeout: float = 0.0
+    auto_create_topics: bool = True
+    request_timeout: float = 30
+    topic_create_timeout: float = 60
+    processing_guarantee: ProcessingGuarantee = "at-least-once"
+    max_partition_buffer_size: int = 10000
+    state_dir: Path = Path("state")
+    spark_master: str = "local[*]"
+    spark_conf: dict[str, Any] = {}
+    max_records_per_partition: int = 100_000
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+    def copy(self, **kwargs: Any) -> "ApplicationConfig":  # type: ignore[override]
+        """Return a copy with ``kwargs`` changed."""
+        return self.model_copy(update=kwargs)
+
+    @property
+    def flush_timeout(self) -> float:
+        return self.request_timeout
+
+
+class Application:
+    """The entry point: topics, dataframes, and ``run()``.
+
+    :param broker_address: ``"host:port"`` or a :class:`ConnectionConfig`
+        (env ``Quix__Broker__Address``).
+    :param consumer_group: the Kafka consumer group (env ``Quix__Consumer_Group``;
+        default ``"quixstreams-default"``).
+    :param auto_offset_reset: where to start when the group has no committed offset:
+        ``"earliest"``, ``"latest"`` (default) or ``"error"``.
+    :param commit_interval: seconds between micro-batches (Spark's trigger interval): a
+        micro-batch is the unit of commit, so this is how often offsets are committed.
+    :param commit_every: caps the records of one micro-batch per partition (0: no cap beyond
+        ``max_records_per_partition``).
+    :param state_dir: where the Spark checkpoint (offsets, state) lives (env ``Quix__State__Dir``).
+    :param loglevel: level of the ``streamspark`` logger; None leaves logging alone.
+    :param processing_guarantee: ``"at-least-once"`` (default) or ``"exactly-once"``.
+    :param on_consumer_error, on_processing_error, on_producer_error: return True to skip
+        the failing record; otherwise the app stops with an error naming topic, partition
+        and offset, and the failing micro-batch is not committed.
+    :param on_message_processed: ``f(topic, partition, offset)`` after each input message
+        (runs in the Spark workers).
+    :param spark_master: Spark master URL (default ``local[*]``; env ``Streamspark__Spark__Master``).
+    :param spark_conf: extra Spark settings.
+    """
+
+    def __init__(
+        self,
+        broker_address: Optional[Union[str, ConnectionConfig]] = None,
+        *,
+        quix_sdk_token: Optional[str] = None,
+        quix_portal_api: Optional[str] = None,
+        consumer_group: Optional[str] = None,
+        auto_offset_reset: AutoOffsetReset = "latest",
+        commit_interval: float = 5.0,
+        commit_every: int = 0,
+        consumer_extra_config: Optional[dict[str, Any]] = None,
+        producer_extra_config: Optional[dict[str, Any]] = None,
+        state_dir: Union[None, str, Path] = None,
+        rocksdb_options: Any = None,
+        on_consumer_error: Optional[ConsumerErrorCallback] = None,
+        on_processing_error: Optional[ProcessingErrorCallback] = None,
+        on_producer_error: Optional[ProducerErrorCallback] = None,
+        on_message_processed: Optional[MessageProcessedCallback] = None,
+        consumer_poll_timeout: float = 1.0,
+        producer_poll_timeout: float = 0.0,
+        loglevel: Optional[Union[int, LogLevel]] = "INFO",
+        auto_create_topics: bool = True,
+        use_changelog_topics: bool = True,
+        quix_config_builder: Any = None,
+        topic_manager: Optional[TopicManager] = None,
+        request_timeout: float = 30,
+        topic_create_timeout: float = 60,
+        processing_guarantee: ProcessingGuarantee = "at-least-once",
+        max_partition_buffer_size: int = 10000,
+        spark_master: Optional[str] = None,
+        spark_conf: Optional[dict[str, Any]] = None,
+        max_records_per_partition: int = 100_000,
+    ) -> None:
+        configure_logging(loglevel)
+        if quix_sdk_token or quix_config_builder is not None or os.environ.get("Quix__Sdk__Token"):
+            raise StreamsparkException("Quix Cloud is not supported by streamspark; pass broker_address instead")
+        if processing_guarantee not in ("at-least-once", "exactly-once"):
+            raise ValueError(f'processing_guarantee must be "at-least-once" or "exactly-once", got {processing_guarantee!r}')
+        if processing_guarantee == "exactly-once":
+            raise NotImplementedError(
+                'processing_guarantee="exactly-once" is not available yet (tracked by the stateful processing issue)'
+            )
+        if auto_offset_reset not in ("earliest", "latest", "error"):
+            raise ValueError(f'auto_offset_reset must be "earliest", "latest" or "error", got {auto_offset_reset!r}')
+        if commit_interval < 0:
+            raise ValueError("commit_interval must be >= 0")
+        env = _EnvSettings.read()
+        broker_address = broker_address or env.broker_address
+        if broker_address is None:
+            raise ValueError('broker_address is required (or set the "Quix__Broker__Address" environment variable)')
+        if isinstance(broker_address, str):
+            broker_address = ConnectionConfig(bootstrap_servers=broker_address)
+        consumer_group = consumer_group or env.consumer_group or "quixstreams-default"
+        state_path = Path(state_dir if state_dir is not None else (env.state_dir or "state"))
+        max_per_partition = max_records_per_partition
+        if commit_every > 0:
+            max_per_partition = min(max_per_partition, commit_every)
+
+        self._config = ApplicationConfig(
+            broker_address=broker_address,
+            consumer_group=consumer_group,
+            auto_offset_reset=auto_offset_reset,
+            commit_interval=commit_interval,
+            commit_every=commit_every,
+            consumer_extra_config=dict(consumer_extra_config or {}),
+            producer_extra_config=dict(producer_extra_config or {}),
+            consumer_poll_timeout=consumer_poll_timeout,
+            producer_poll_timeout=producer_poll_timeout,
+            auto_create_topics=auto_create_topics,
+            request_timeout=request_timeout,
+            topic_create_timeout=topic_create_timeout,
+            processing_guarantee=processing_guarantee,
+            max_partition_buffer_size=max_partition_buffer_size,
+            state_dir=state_path,
+            spark_master=spark_master or env.spark_master or "local[*]",
+            spark_conf=dict(spark_conf or {}),
+            max_records_per_partition=max_per_partition,
+        )
+        self._loglevel = loglevel if isinstance(loglevel, str) or loglevel is None else logging.getLevelName(loglevel)
+        self._on_consumer_error = on_consumer_error or default_on_consumer_error
+        self._on_processing_error = on_processing_error or default_on_processing_error
+        self._on_producer_error = on_producer_error or default_on_producer_error
+        self._on_message_processed = on_message_processed
+        admin_config = {"socket.timeout.ms": int(request_timeout * 1000)}
+        self._topic_admin = TopicAdmin(broker_address, extra_config=admin_config)
+        self._topic_manager = topic_manager or TopicManager(
+            self._topic_admin,
+            consumer_group=consumer_group,
+            timeout=request_timeout,
+            create_timeout=topic_create_timeout,
+            auto_create_topics=auto_create_topics,
+        )
+        self._dataframes: dict[str, StreamingDataFrame] = {}
+        self._output_topics: dict[str, Topic] = {}
+        self._runner: Any = None
+        self._stop_requested = threading.Event()
+
+    # --- configuration ---------------------------------------------------------------
+    @classmethod
+    def Quix(cls, *args: Any, **kwargs: Any) -> "Application":
+        """Deprecated in the reference; not supported here."""
+        raise AttributeError("Application.Quix() is deprecated; use Application(broker_address=...)")
+
+    @property
+    def config(self) -> ApplicationConfig:
+        return self._config
+
+    @property
+    def topic_manager(self) -> TopicManager:
+        return self._topic_manager
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        """Where the Spark checkpoint of this consumer group lives."""
+        return self._config.state_dir / self._config.consumer_group / "checkpoint"
+
+    def _kafka_config(self, extra: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **broker_config(self._config.broker_address),
+            "group.id": self._config.consumer_group,
+            **extra,
+        }
+
+    # --- topics and dataframes -----------------------------------------------------------
+    def topic(
+        self,
+        name: str,
+        value_deserializer: DeserializerType = "json",
+        key_deserializer: DeserializerType = "bytes",
+        value_serializer: SerializerType = "json",
+        key_serializer: SerializerType = "bytes",
+        config: Optional[TopicConfig] = None,
+        timestamp_extractor: Optional[TimestampExtractor] = None,
+    ) -> Topic:
+        """Define a topic; it is created on ``run()`` when missing (``auto_create_topics``)."""
+        return self._topic_manager.topic(
+            name,
+            value_deserializer=value_deserializer,
+            key_deserializer=key_deserializer,
+            value_serializer=value_serializer,
+            key_serializer=key_serializer,
+            create_config=config,
+            timestamp_extractor=timestamp_extractor,
+        )
+
+    def dataframe(self, topic: Optional[Topic] = None, source: Any = None) -> StreamingDataFrame:
+        """Create the root dataframe of ``topic`` (one per topic)."""
+        if source is not None:
+            raise NotImplementedError("Sources are not available yet in streamspark")
+        if topic is None:
+            raise ValueError("dataframe() needs a topic")
+        if topic.name in self._dataframes:
+            raise StreamsparkException(
+                f'A dataframe for topic "{topic.name}" already exists; branch it instead of creating another one'
+            )
+        if topic.name not in self._topic_manager.topics:
+            self._topic_manager.register(topic)
+        sdf = StreamingDataFrame(topic, registry=self)
+        self._dataframes[topic.name] = sdf
+        return sdf
+
+    def register_output_topic(self, topic: Topic) -> None:
+        """Called by ``to_topic``: make sure the output topic is created on run."""
+        if topic.name not in self._topic_manager.topics:
+            self._topic_manager.register(topic)
+        self._output_topics[topic.name] = topic
+
+    # --- clients -------------------------------------------------------------------------
+    def get_producer(self) -> Producer:
+        """A producer configured like the application's (use it as a context manager)."""
+        return Producer(self._config.broker_address, extra_config=self._config.producer_extra_config)
+
+    def get_consumer(self, auto_commit_enable: bool = True) -> Consumer:
+        """A consumer configured like the application's; offsets are stored only by ``store_offsets``."""
+        return Consumer(
+            self._config.broker_address,
+            consumer_group=self._config.consumer_group,
+            auto_offset_reset=self._config.auto_offset_reset,
+            auto_commit_enable=auto_commit_enable,
+            extra_config=self._config.consumer_extra_config,
+        )
+
+    def clear_state(self) -> None:
+        """Delete this consumer group's Spark checkpoint (offsets and state) under ``state_dir``."""
+        path = self._config.state_dir / self._config.consumer_group
+        if path.exists():
+            shutil.rmtree(path)
+
+    # --- running -------------------------------------------------------------------------
+    def stop(self, fail: bool = False) -> None:
+        """Stop a running application. The micro-batch in flight finishes and commits unless ``fail``."""
+        self._stop_requested.set()
+        runner = self._runner
+        if runner is not None:
+            if fail:
+                runner.fail_fast = True
+            runner.request_stop()
+
+    def _plan(self, collect: bool, metadata: bool) -> Any:
+        from .engine._plan import PipelinePlan
+
+        topics = {name: sdf.topic for name, sdf in self._dataframes.items()}
+        return PipelinePlan(
+            run_id=uuid.uuid4().hex,
+            topics=topics,  # type: ignore[arg-type]
+            roots={name: sdf.stream.root() for name, sdf in self._dataframes.items()},
+            producer_config={**broker_config(self._config.broker_address), **self._config.producer_extra_config},
+            on_consumer_error=self._on_consumer_error,
+            on_processing_error=self._on_processing_error,
+            on_producer_error=self._on_producer_error,
+            on_message_processed=self._on_message_processed,
+            collect=collect,
+            metadata=metadata,
+            loglevel=self._loglevel,
+        )
+
+    def run(
+        self,
+        dataframe: Optional[StreamingDataFrame] = None,
+        timeout: float = 0.0,
+        count: int = 0,
+        collect: bool = True,
+        metadata: bool = False,
+    ) -> list[Any]:
+        """Run the pipeline on Spark.
+
+        Without ``timeout``/``count`` it runs until SIGTERM, Ctrl+C or :meth:`stop`.
+
+        :param timeout: stop after this many seconds without new messages (the clock starts
+            once the source has been checked for data the first time).
+        :param count: stop once this many outputs (records reaching the end of any branch)
+            were produced; outputs are counted per micro-batch, so a run may process a few
+            more records than ``count`` (they are committed), and only ``count`` are returned.
+        :param collect: return the outputs (only with ``timeout`` or ``count``).
+        :param metadata: add ``_key, _timestamp, _headers, _topic, _partition, _offset`` to each output.
+        """
+        if dataframe is not None:
+            logger.warning("run(dataframe=...) is deprecated; dataframes are tracked automatically")
+        if not self._dataframes:
+            raise StreamsparkException("Nothing to run: create a dataframe with app.dataframe(topic) first")
+        from .engine.runner import QueryRunner, RunLimits
+
+        limited = bool(timeout or count)
+        collect = collect and limited
+        logger.info("Checking topics on %s", self._config.broker_address.bootstrap_servers)
+        self._topic_manager.ensure_topics()
+        plan = self._plan(collect=collect, metadata=metadata)
+        sinks = {node.id: node.options["sink"] for node in plan.sink_nodes()}
+        trigger = self._config.commit_interval if not limited else min(self._config.commit_interval, 0.5)
+        self._runner = runner = QueryRunner(
+            plan=plan,
+            kafka_config=self._kafka_config(self._config.consumer_extra_config),
+            auto_offset_reset=self._config.auto_offset_reset,
+            checkpoint_dir=str(self.checkpoint_dir.absolute()),
+            spark_master=self._config.spark_master,
+            spark_conf=self._config.spark_conf,
+            trigger_interval=trigger,
+            max_records_per_partition=self._config.max_records_per_partition,
+            request_timeout=self._config.request_timeout,
+            sinks_by_node=sinks,
+        )
+        if self._stop_requested.is_set():
+            runner.request_stop()
+        with self._signal_handlers(runner):
+            logger.info("Starting the streaming query (checkpoint: %s)", self.checkpoint_dir)
+            runner.run(RunLimits(timeout=timeout, count=count))
+        self._runner = None
+        self._stop_requested.clear()
+        logger.info("Stopped after %d batch(es): %d in, %d out", runner.batches, runner.inputs, runner.outputs)
+        if not collect:
+            return []
+        return runner.collected[:count] if count else runner.collected
+
+    @contextlib.contextmanager
+    def _signal_handlers(self, runner: Any) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handler(signum: int, frame: Any) -> None:
+            logger.info("Received %s: finishing the current micro-batch and stopping", signal.Signals(signum).name)
+            runner.request_stop()
+
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, prev in previous.items():
+                signal.signal(sig, prev)

@@ -1,0 +1,322 @@
+"""``StreamingDataFrame``: the lazy, declarative pipeline over a topic's messages.
+
+>>> from streamspark.models import Topic
+>>> sdf = StreamingDataFrame(Topic("readings"))
+>>> sdf = sdf[sdf["temp"] > 30]
+>>> sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
+>>> sdf.test({"temp": 40})
+[({'temp': 40, 'temp_f': 104.0}, b'key', 0, None)]
+"""
+
+from __future__ import annotations
+
+import contextvars
+import pprint
+from typing import Any, Callable, Iterable, List, Literal, Optional, Union
+
+from ..context import set_message_context
+from ..core.stream import Stream, compose
+from ..models.messagecontext import MessageContext
+from ..models.topics.topic import Topic
+from ..models.types import Headers, HeadersTuples
+from ..sinks.base.sink import BaseSink
+from .exceptions import InvalidOperation
+from .series import StreamingSeries
+
+__all__ = ("StreamingDataFrame",)
+
+
+class _TestEmitter:
+    """Serializes what ``to_topic`` would produce, so ``sdf.test`` catches unserializable keys/values."""
+
+    def __init__(self) -> None:
+        self.produced: list[tuple[str, Any, Any, int, Headers]] = []
+
+    def to_topic(self, topic: Topic, value: Any, key: Any, timestamp: int, headers: Headers) -> None:
+        msg = topic.serialize(key=key, value=value, headers=headers, timestamp_ms=timestamp)
+        self.produced.append((topic.name, msg.key, msg.value, timestamp, headers))
+
+    def to_sink(self, sink: BaseSink, value: Any, key: Any, timestamp: int, headers: Headers) -> None:
+        ctx = _current_ctx.get()
+        sink.add(value, key, timestamp, headers, ctx.topic, ctx.partition, ctx.offset)
+
+
+_current_ctx: contextvars.ContextVar[MessageContext] = contextvars.ContextVar("_sdf_test_ctx")
+
+
+class StreamingDataFrame:
+    """A pipeline over the messages of one topic, built step by step and run by Spark.
+
+    Steps that return a new dataframe (``apply``, ``filter``, ``sdf[...]``) leave the
+    original untouched: calling two of them on the same dataframe creates two branches,
+    each fed with every record. Steps marked *in-place* (``update``, ``to_topic``,
+    ``fill``, ``drop``, ``print``, ``sdf["col"] = ...``) extend this dataframe and return it.
+
+    Build it with ``app.dataframe(topic)``.
+    """
+
+    def __init__(
+        self,
+        topic: Optional[Topic] = None,
+        *,
+        stream: Optional[Stream] = None,
+        registry: Any = None,
+        stream_id: Optional[str] = None,
+    ) -> None:
+        self._topic = topic
+        self._stream = stream if stream is not None else Stream()
+        self._registry = registry
+        self._stream_id = stream_id or (topic.name if topic is not None else "stream")
+        self._terminal = False
+
+    # --- identity --------------------------------------------------------------------
+    @property
+    def topic(self) -> Optional[Topic]:
+        return self._topic
+
+    @property
+    def stream(self) -> Stream:
+        return self._stream
+
+    @property
+    def stream_id(self) -> str:
+        """Prefix of the state stores of this stream (the topic name by default)."""
+        return self._stream_id
+
+    def __repr__(self) -> str:
+        return f"<StreamingDataFrame stream_id={self._stream_id!r} node={self._stream.node!r}>"
+
+    def _derive(self, stream: Stream) -> "StreamingDataFrame":
+        self._check_open()
+        return StreamingDataFrame(self._topic, stream=stream, registry=self._registry, stream_id=self._stream_id)
+
+    def _in_place(self, stream: Stream) -> "StreamingDataFrame":
+        self._check_open()
+        self._stream = stream
+        return self
+
+    def _check_open(self) -> None:
+        if self._terminal:
+            raise InvalidOperation("sink() is terminal: add steps to the dataframe it was called on instead")
+
+    @staticmethod
+    def _check_stateless(stateful: bool) -> None:
+        if stateful:
+            raise NotImplementedError(
+                "stateful=True is not available yet in streamspark (tracked by the stateful processing issue)"
+            )
+
+    # --- transformations ---------------------------------------------------------------
+    def apply(
+        self,
+        func: Callable[..., Any],
+        *,
+        stateful: bool = False,
+        expand: bool = False,
+        metadata: bool = False,
+    ) -> "StreamingDataFrame":
+        """Replace the value with ``func(value)`` (``func(value, key, timestamp, headers)`` with metadata).
+
+        With ``expand=True`` each item of the returned iterable becomes its own record; a
+        non-iterable result raises ``TypeError``.
+
+        >>> from streamspark.models import Topic
+        >>> StreamingDataFrame(Topic("t")).apply(lambda v: [v, v], expand=True).test(1)
+        [(1, b'key', 0, None), (1, b'key', 0, None)]
+        """
+        self._check_stateless(stateful)
+        return self._derive(self._stream.add_apply(func, expand=expand, metadata=metadata))
+
+    def update(self, func: Callable[..., Any], *, stateful: bool = False, metadata: bool = False) -> "StreamingDataFrame":
+        """Call ``func`` for a side effect or an in-place mutation; the value passes on (in-place).
+
+        >>> from streamspark.models import Topic
+        >>> sdf = StreamingDataFrame(Topic("t"))
+        >>> sdf.update(lambda v: v.append(2)).test([1])
+        [([1, 2], b'key', 0, None)]
+        """
+        self._check_stateless(stateful)
+        return self._in_place(self._stream.add_update(func, metadata=metadata))
+
+    def filter(self, func: Callable[..., Any], *, stateful: bool = False, metadata: bool = False) -> "StreamingDataFrame":
+        """Keep records for which ``func`` returns a truthy value.
+
+        >>> from streamspark.models import Topic
+        >>> StreamingDataFrame(Topic("t")).filter(lambda v: v > 1).test(1)
+        []
+        """
+        self._check_stateless(stateful)
+        return self._derive(self._stream.add_filter(func, metadata=metadata))
+
+    def contains(self, keys: Union[str, List[str]]) -> StreamingSeries:
+        """A series that is True when **all** ``keys`` are present in the value."""
+        names = [keys] if isinstance(keys, str) else list(keys)
+
+        def has_all(v: Any, k: Any, t: int, h: Headers) -> bool:
+            return all(name in v for name in names)
+
+        return StreamingSeries.from_apply_callback(has_all, sdf_id=id(self))
+
+    def fill(self, *columns: str, **mapping: Any) -> "StreamingDataFrame":
+        """Set missing or None columns to None (positional names) or to a constant (keywords); in-place.
+
+        >>> from streamspark.models import Topic
+        >>> StreamingDataFrame(Topic("t")).fill("x", y=2).test({"y": None})
+        [({'y': 2, 'x': None}, b'key', 0, None)]
+        """
+        defaults = {**{c: None for c in columns}, **mapping}
+        if not defaults:
+            raise ValueError("fill() needs at least one column")
+
+        def _fill(value: Any) -> None:
+            for col, default in defaults.items():
+                if value.get(col) is None:
+                    value[col] = default
+
+        return self._in_place(self._stream.add_update(_fill))
+
+    def drop(self, columns: Union[str, List[str]], errors: Literal["ignore", "raise"] = "raise") -> "StreamingDataFrame":
+        """Remove columns from the value; missing ones raise ``KeyError`` unless ``errors="ignore"`` (in-place)."""
+        if isinstance(columns, str):
+            columns = [columns]
+        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+            raise TypeError(f"drop() expects a column name or a list of names, got {columns!r}")
+        if not columns:
+            return self
+        cols = list(columns)
+        ignore = errors == "ignore"
+
+        def _drop(value: Any) -> None:
+            for c in cols:
+                if ignore:
+                    value.pop(c, None)
+                else:
+                    del value[c]
+
+        return self._in_place(self._stream.add_update(_drop))
+
+    def set_timestamp(self, func: Callable[[Any, Any, int, Headers], int]) -> "StreamingDataFrame":
+        """Set the record timestamp (ms) from ``func(value, key, timestamp, headers)``; used downstream and when producing."""
+
+        def _ts(v: Any, k: Any, t: int, h: Headers) -> tuple[Any, Any, int, Headers]:
+            return v, k, func(v, k, t, h), h
+
+        return self._derive(self._stream.add_transform(_ts))
+
+    def set_headers(self, func: Callable[[Any, Any, int, Headers], HeadersTuples]) -> "StreamingDataFrame":
+        """Replace the headers with ``func(value, key, timestamp, headers)`` (a list of ``(name, value)``)."""
+
+        def _hdr(v: Any, k: Any, t: int, h: Headers) -> tuple[Any, Any, int, Headers]:
+            return v, k, t, func(v, k, t, h)
+
+        return self._derive(self._stream.add_transform(_hdr))
+
+    def print(self, pretty: bool = True, metadata: bool = False) -> "StreamingDataFrame":
+        """Print each value (and key, timestamp, headers with metadata) to stdout; in-place."""
+        printer = pprint.pformat if pretty else repr
+
+        def _print(v: Any, k: Any, t: int, h: Headers) -> None:
+            shown = {"value": v, "key": k, "timestamp": t, "headers": h} if metadata else v
+            print(printer(shown), flush=True)
+
+        return self._in_place(self._stream.add_update(_print, metadata=True))
+
+    def print_table(
+        self,
+        size: int = 5,
+        title: Optional[str] = None,
+        metadata: bool = True,
+        timeout: float = 5.0,
+        live: bool = True,
+        live_slowdown: float = 0.5,
+        columns: Optional[List[str]] = None,
+        column_widths: Optional[dict[str, int]] = None,
+    ) -> "StreamingDataFrame":
+        """Print the most recent records as a table (in-place; experimental).
+
+        On Spark, records are processed inside worker processes, so each worker prints its
+        own table to the console every ``size`` records or ``timeout`` seconds.
+        """
+        from ._table import TablePrinter
+
+        printer = TablePrinter(size=size, title=title, metadata=metadata, timeout=timeout, columns=columns, column_widths=column_widths)
+        return self._in_place(self._stream.add_update(printer.add, metadata=True))
+
+    # --- column access ---------------------------------------------------------------
+    def __getitem__(self, item: Any) -> Any:
+        if isinstance(item, StreamingSeries):
+            f = item.compose_returning()
+            return self._derive(self._stream.add_filter(f, metadata=True))
+        if isinstance(item, list):
+            keys = list(item)
+            return self._derive(self._stream.add_apply(lambda v: {k: v[k] for k in keys}))
+        if isinstance(item, StreamingDataFrame):
+            raise InvalidOperation("Cannot index a StreamingDataFrame with another StreamingDataFrame")
+        return StreamingSeries(name=item, sdf_id=id(self))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if isinstance(value, StreamingDataFrame):
+            raise InvalidOperation("Assign a column from a series (sdf['x'] = sdf['y'] + 1) or a constant, not a dataframe")
+        if isinstance(value, StreamingSeries):
+            f = value.compose_returning()
+
+            def _set(v: Any, k: Any, t: int, h: Headers) -> None:
+                v[key] = f(v, k, t, h)
+
+        else:
+            const = value
+
+            def _set(v: Any, k: Any, t: int, h: Headers) -> None:
+                v[key] = const
+
+        self._in_place(self._stream.add_update(_set, metadata=True))
+
+    # --- outputs ---------------------------------------------------------------------
+    def to_topic(self, topic: Topic, key: Optional[Callable[[Any], Any]] = None) -> "StreamingDataFrame":
+        """Produce the current value to ``topic`` (in-place); ``key(value)`` sets a new message key."""
+        if self._registry is not None:
+            self._registry.register_output_topic(topic)
+        return self._in_place(self._stream.add_to_topic(topic, key))
+
+    def sink(self, sink: BaseSink) -> None:
+        """Send records to ``sink`` (terminal: add further steps to a sibling branch instead)."""
+        if not isinstance(sink, BaseSink):
+            raise TypeError(f"sink() expects a BaseSink instance, got {type(sink).__name__}")
+        self._in_place(self._stream.add_sink(sink))
+        self._terminal = True
+
+    # --- testing ---------------------------------------------------------------------
+    def compose(self, sink: Optional[Callable[[Any, Any, int, Headers], None]] = None) -> dict[str, Callable[..., None]]:
+        """Compile the whole tree of this dataframe's topic into ``{topic_name: push(value, key, ts, headers)}``."""
+        name = self._topic.name if self._topic is not None else "test"
+        return {name: compose(self._stream.root(), collect=sink, emitter=_TestEmitter())}
+
+    def test(
+        self,
+        value: Any,
+        key: Any = b"key",
+        timestamp: int = 0,
+        headers: Optional[Any] = None,
+        ctx: Optional[MessageContext] = None,
+        topic: Optional[Topic] = None,
+    ) -> List[Any]:
+        """Run one record through the pipeline in-process (no Spark, no broker).
+
+        Returns ``[(value, key, timestamp, headers), ...]`` for every record that reaches the
+        end of a branch. ``to_topic`` outputs are serialized (so unserializable keys/values
+        fail here as they would on Spark) but not sent.
+        """
+        if ctx is None:
+            ctx = MessageContext(key=key, topic=(topic or self._topic).name if (topic or self._topic) else "test",
+                                 partition=0, offset=0, size=0, timestamp=timestamp, headers=headers)
+        result: list[Any] = []
+        emitter = _TestEmitter()
+        push = compose(self._stream.root(), collect=lambda v, k, t, h: result.append((v, k, t, h)), emitter=emitter)
+
+        def run() -> None:
+            set_message_context(ctx)
+            _current_ctx.set(ctx)
+            push(value, key, timestamp, headers)
+
+        contextvars.copy_context().run(run)
+        return result

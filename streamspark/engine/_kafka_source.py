@@ -1,0 +1,282 @@
+"""A Spark streaming source over confluent-kafka (a PySpark Python Data Source).
+
+Offsets: ``{"<topic>": {"<partition>": <next offset to read>}}``. They live in the Spark
+checkpoint, so a restarted query re-reads exactly the range of the last uncommitted
+micro-batch. On the very first start the consumer group's committed offsets are used when
+present, otherwise ``auto_offset_reset``. After each committed micro-batch the end offsets
+are also committed to the Kafka consumer group, so lag tools work.
+
+Planning (``initialOffset``, ``latestOffset``, ``commit``) runs in one long-lived Python
+process; ``read`` runs in Spark's Python workers, which reuse one consumer per process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any, Iterator, Optional
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+__all__ = ("KafkaDataSource", "SOURCE_SCHEMA", "ARROW_SCHEMA", "source_options")
+
+logger = logging.getLogger("streamspark")
+
+SOURCE_NAME = "streamspark_kafka"
+SOURCE_SCHEMA = (
+    "topic string, partition int, offset long, timestamp long, timestamp_type int, "
+    "key binary, value binary, headers array<struct<key:string,value:binary>>"
+)
+_HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+ARROW_SCHEMA = pa.schema(
+    [
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp", pa.int64()),
+        ("timestamp_type", pa.int32()),
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+        ("headers", _HEADER_TYPE),
+    ]
+)
+
+_ROWS_PER_ARROW_BATCH = 20_000
+
+
+def source_options(
+    kafka_config: dict[str, Any],
+    topics: list[str],
+    auto_offset_reset: str,
+    max_records_per_partition: int,
+    request_timeout: float,
+    min_records_per_task: int = 20_000,
+) -> dict[str, str]:
+    """Options for ``spark.readStream.format("streamspark_kafka")``."""
+    return {
+        "kafka_config": json.dumps(kafka_config),
+        "topics": json.dumps(topics),
+        "auto_offset_reset": auto_offset_reset,
+        "max_records_per_partition": str(max_records_per_partition),
+        "request_timeout": str(request_timeout),
+        "min_records_per_task": str(min_records_per_task),
+    }
+
+
+class KafkaSourceError(RuntimeError):
+    """The Kafka source cannot plan or read (unreachable broker, missing topic, ...)."""
+
+
+def _new_consumer(config: dict[str, Any]) -> Any:
+    from confluent_kafka import Consumer
+
+    return Consumer(
+        {
+            **config,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": False,
+        }
+    )
+
+
+# One consumer per (Python worker process, configuration), reused across micro-batches.
+_worker_consumers: dict[str, Any] = {}
+
+
+def _worker_consumer(config_json: str) -> Any:
+    consumer = _worker_consumers.get(config_json)
+    if consumer is None:
+        consumer = _worker_consumers[config_json] = _new_consumer(json.loads(config_json))
+    return consumer
+
+
+class _KafkaStreamReader(DataSourceStreamReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self._config_json = options["kafka_config"]
+        self._config = json.loads(self._config_json)
+        self._topics: list[str] = json.loads(options["topics"])
+        self._reset = options.get("auto_offset_reset", "latest")
+        self._max_per_partition = int(options.get("max_records_per_partition", "100000"))
+        self._timeout = float(options.get("request_timeout", "30"))
+        self._min_per_task = int(options.get("min_records_per_task", "20000"))
+        self._consumer: Any = None
+
+    # --- planning (one long-lived process) ------------------------------------------
+    @property
+    def consumer(self) -> Any:
+        if self._consumer is None:
+            self._consumer = _new_consumer(self._config)
+        return self._consumer
+
+    def _partitions(self) -> dict[str, list[int]]:
+        from confluent_kafka import KafkaException
+
+        try:
+            meta = self.consumer.list_topics(timeout=self._timeout)
+        except KafkaException as exc:
+            raise KafkaSourceError(
+                f"Kafka broker {self._config.get('bootstrap.servers')!r} did not answer within {self._timeout}s: {exc}"
+            ) from exc
+        result = {}
+        for topic in self._topics:
+            tmeta = meta.topics.get(topic)
+            if tmeta is None or tmeta.error is not None or not tmeta.partitions:
+                raise KafkaSourceError(f'Topic "{topic}" does not exist on the broker')
+            result[topic] = sorted(tmeta.partitions)
+        return result
+
+    def _watermarks(self, topic: str, partition: int) -> tuple[int, int]:
+        from confluent_kafka import TopicPartition
+
+        return self.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=self._timeout, cached=False)
+
+    def _start_offset(self, topic: str, partition: int, committed: Optional[int]) -> int:
+        low, high = self._watermarks(topic, partition)
+        if committed is not None and committed >= 0:
+            return min(max(committed, low), high)
+        if self._reset in ("earliest", "smallest", "beginning"):
+            return low
+        if self._reset in ("latest", "largest", "end"):
+            return high
+        raise KafkaSourceError(
+            f"No committed offset for {topic}[{partition}] and auto_offset_reset={self._reset!r}"
+        )
+
+    def initialOffset(self) -> dict:
+        from confluent_kafka import TopicPartition
+
+        parts = self._partitions()
+        tps = [TopicPartition(t, p) for t, ps in parts.items() for p in ps]
+        committed = {(tp.topic, tp.partition): tp.offset for tp in self.consumer.committed(tps, timeout=self._timeout)}
+        offsets: dict[str, dict[str, int]] = {}
+        for topic, ps in parts.items():
+            offsets[topic] = {str(p): self._start_offset(topic, p, committed.get((topic, p))) for p in ps}
+        logger.info("Kafka source starts at %s", offsets)
+        return offsets
+
+    def latestOffset(self, start: dict, limit: Any) -> dict:
+        from pyspark.sql.streaming.datasource import ReadMaxRows
+
+        cap = self._max_per_partition
+        if isinstance(limit, ReadMaxRows):
+            cap = min(cap, int(limit.maxRows))
+        parts = self._partitions()
+        end: dict[str, dict[str, int]] = {}
+        for topic, ps in parts.items():
+            known = start.get(topic, {})
+            end[topic] = {}
+            for p in ps:
+                low, high = self._watermarks(topic, p)
+                begin = known.get(str(p))
+                if begin is None:  # a partition added while running: read it from its start
+                    begin = low
+                end[topic][str(p)] = max(begin, min(high, begin + cap))
+        return end
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        splits = []
+        for topic, ends in end.items():
+            starts = start.get(topic, {})
+            for p, stop in ends.items():
+                begin = int(starts.get(p, stop))
+                stop = int(stop)
+                if stop <= begin:
+                    continue
+                # split large ranges so one partition can use several cores
+                n = max(1, min(8, (stop - begin) // max(self._min_per_task, 1)))
+                step = -(-(stop - begin) // n)
+                for lo in range(begin, stop, step):
+                    splits.append(InputPartition((topic, int(p), lo, min(lo + step, stop))))
+        return splits
+
+    def commit(self, end: dict) -> None:
+        from confluent_kafka import TopicPartition
+
+        offsets = [TopicPartition(t, int(p), int(o)) for t, ps in end.items() for p, o in ps.items()]
+        if not offsets:
+            return
+        try:
+            self.consumer.commit(offsets=offsets, asynchronous=False)
+        except Exception as exc:  # lag visibility only; the Spark checkpoint is authoritative
+            logger.warning("Could not commit consumer-group offsets to Kafka: %s", exc)
+
+    def stop(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+    # --- reading (Spark Python workers) ---------------------------------------------
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+        topic, part, begin, stop = partition.value
+        consumer = _worker_consumer(self._config_json)
+        consumer.assign([TopicPartition(topic, part, begin)])
+        cols: dict[str, list[Any]] = {name: [] for name in ARROW_SCHEMA.names}
+        position = begin
+        last_progress = time.monotonic()
+        try:
+            while position < stop:
+                msgs = consumer.consume(num_messages=min(stop - position, 10_000), timeout=0.5)
+                if not msgs:
+                    # control records (transactions) and compaction leave gaps: ask the position
+                    pos = consumer.position([TopicPartition(topic, part)])[0].offset
+                    if pos >= stop:
+                        break
+                    if time.monotonic() - last_progress > self._timeout:
+                        raise KafkaSourceError(
+                            f"No data from {topic}[{part}] at offset {position} (planned up to {stop}) "
+                            f"within request_timeout={self._timeout}s"
+                        )
+                    continue
+                last_progress = time.monotonic()
+                for msg in msgs:
+                    err = msg.error()
+                    if err is not None:
+                        if err.code() == KafkaError._PARTITION_EOF:
+                            continue
+                        raise KafkaException(err)
+                    offset = msg.offset()
+                    if offset >= stop:
+                        position = stop
+                        break
+                    position = offset + 1
+                    ts_type, ts = msg.timestamp()
+                    hdrs = msg.headers()
+                    cols["topic"].append(topic)
+                    cols["partition"].append(part)
+                    cols["offset"].append(offset)
+                    cols["timestamp"].append(ts)
+                    cols["timestamp_type"].append(ts_type)
+                    cols["key"].append(msg.key())
+                    cols["value"].append(msg.value())
+                    cols["headers"].append(
+                        None if not hdrs else [{"key": k, "value": v if v is None else bytes(v) if not isinstance(v, str) else v.encode()} for k, v in hdrs]
+                    )
+                if len(cols["offset"]) >= _ROWS_PER_ARROW_BATCH:
+                    yield pa.RecordBatch.from_pydict(cols, schema=ARROW_SCHEMA)
+                    cols = {name: [] for name in ARROW_SCHEMA.names}
+            if cols["offset"]:
+                yield pa.RecordBatch.from_pydict(cols, schema=ARROW_SCHEMA)
+        finally:
+            try:
+                consumer.unassign()
+            except Exception:
+                _worker_consumers.pop(self._config_json, None)
+
+
+class KafkaDataSource(DataSource):
+    """``spark.readStream.format("streamspark_kafka")``: see the module docstring."""
+
+    @classmethod
+    def name(cls) -> str:
+        return SOURCE_NAME
+
+    def schema(self) -> str:
+        return SOURCE_SCHEMA
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        return _KafkaStreamReader(dict(self.options))

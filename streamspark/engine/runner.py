@@ -1,0 +1,241 @@
+"""Driver side: start the streaming query, dispatch micro-batches, enforce stop conditions."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import pickle
+import threading
+import time
+import uuid
+from typing import Any, Callable, Optional
+
+from ..exceptions import ProcessingError
+from ._kafka_source import SOURCE_NAME, source_options
+from ._plan import PipelinePlan
+from ._task import SUMMARY_SCHEMA, run_task
+from .session import get_spark
+
+__all__ = ("QueryRunner", "RunLimits")
+
+logger = logging.getLogger("streamspark")
+
+
+class _StopRequested(Exception):
+    """Raised inside foreachBatch once a stop was requested, so the batch is not committed."""
+
+
+class RunLimits:
+    """Stop conditions of one ``Application.run`` call."""
+
+    def __init__(self, timeout: float = 0.0, count: int = 0) -> None:
+        self.timeout = timeout
+        self.count = count
+
+
+class QueryRunner:
+    """Runs one application's pipeline as one Spark Structured Streaming query."""
+
+    def __init__(
+        self,
+        plan: PipelinePlan,
+        kafka_config: dict[str, Any],
+        auto_offset_reset: str,
+        checkpoint_dir: str,
+        spark_master: str,
+        spark_conf: dict[str, Any],
+        trigger_interval: float,
+        max_records_per_partition: int,
+        request_timeout: float,
+        sinks_by_node: dict[int, Any],
+        progress: Optional[Callable[[dict[str, Any]], None]] = None,
+    ) -> None:
+        self.plan = plan
+        self.kafka_config = kafka_config
+        self.auto_offset_reset = auto_offset_reset
+        self.checkpoint_dir = checkpoint_dir
+        self.spark_master = spark_master
+        self.spark_conf = spark_conf
+        self.trigger_interval = trigger_interval
+        self.max_records_per_partition = max_records_per_partition
+        self.request_timeout = request_timeout
+        self.sinks_by_node = sinks_by_node
+        self.progress = progress
+
+        self.collected: list[Any] = []
+        self.outputs = 0
+        self.inputs = 0
+        self.batches = 0
+        self._stop = threading.Event()
+        self._failure: Optional[BaseException] = None
+        self._in_batch = threading.Event()
+        self._last_activity: Optional[float] = None
+        self._lock = threading.Lock()
+        self._query: Any = None
+        #: set by ``Application.stop(fail=True)``: do not wait for the batch in flight
+        self.fail_fast = False
+
+    # --- stop control ----------------------------------------------------------------
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
+
+    # --- micro-batch -----------------------------------------------------------------
+    def _on_batch(self, batch_df: Any, batch_id: int, limits: RunLimits) -> None:
+        if self._stop.is_set():
+            raise _StopRequested()
+        self._in_batch.set()
+        try:
+            self._process_batch(batch_df, batch_id, limits)
+        except _StopRequested:
+            raise
+        except BaseException as exc:
+            self._failure = exc
+            self._stop.set()
+            raise
+        finally:
+            self._last_activity = time.monotonic()
+            self._in_batch.clear()
+
+    def _process_batch(self, batch_df: Any, batch_id: int, limits: RunLimits) -> None:
+        started = time.monotonic()
+        plan = self.plan
+        first = batch_df.mapInArrow(functools.partial(run_task, plan=plan), SUMMARY_SCHEMA).collect()
+        self._raise_errors(first)
+        batch_inputs = sum(r["input_count"] for r in first)
+        batch_outputs = sum(r["output_count"] for r in first)
+        skipped = sum(r["skipped"] for r in first)
+        payloads = [r["sink_payloads"] for r in first if r["sink_payloads"]]
+        # backpressure: retry only the sinks (and Spark partitions) that asked for it
+        pending = self._backpressure(first)
+        while pending:
+            wait = max(retry_after for _, _, retry_after in pending)
+            logger.info(
+                "Sink backpressure: retrying %d sink partition(s) of batch %d in %.1fs", len(pending), batch_id, wait
+            )
+            if self._stop.wait(max(wait, 0.0)):
+                raise _StopRequested()
+            retry: dict[int, list[int]] = {}
+            for part, node_id, _ in pending:
+                retry.setdefault(part, []).append(node_id)
+            again = batch_df.mapInArrow(functools.partial(run_task, plan=plan, retry=retry), SUMMARY_SCHEMA).collect()
+            self._raise_errors(again)
+            pending = self._backpressure(again)
+            payloads.extend(r["sink_payloads"] for r in again if r["sink_payloads"])
+        # the batch succeeded: hand over what driver-side sinks and the collector gathered
+        for payload in payloads:
+            for node_id, items in pickle.loads(payload).items():
+                self.sinks_by_node[node_id]._receive_from_worker(items)
+        with self._lock:
+            self.inputs += batch_inputs
+            self.outputs += batch_outputs
+            self.batches += 1
+            if plan.collect:
+                for r in sorted(first, key=lambda r: r["spark_partition"]):
+                    if r["collected"]:
+                        self.collected.extend(pickle.loads(r["collected"]))
+        if batch_inputs:
+            logger.info(
+                "Batch %d: %d in, %d out, %d skipped in %.2fs",
+                batch_id, batch_inputs, batch_outputs, skipped, time.monotonic() - started,
+            )
+        if self.progress is not None:
+            self.progress(
+                {"batch_id": batch_id, "inputs": batch_inputs, "outputs": batch_outputs,
+                 "total_inputs": self.inputs, "total_outputs": self.outputs}
+            )
+        if limits.count and self.outputs >= limits.count:
+            self._stop.set()
+
+    @staticmethod
+    def _backpressure(summaries: list[Any]) -> list[tuple[int, int, float]]:
+        pending = []
+        for r in summaries:
+            if r["backpressure"]:
+                for node_id, retry_after in pickle.loads(r["backpressure"]).items():
+                    pending.append((r["spark_partition"], node_id, retry_after))
+        return pending
+
+    @staticmethod
+    def _raise_errors(summaries: list[Any]) -> None:
+        for r in summaries:
+            if not r["error"]:
+                continue
+            info = pickle.loads(r["error"])
+            where = ""
+            if info["topic"] is not None:
+                where = f' at topic="{info["topic"]}" partition={info["partition"]} offset={info["offset"]}'
+            message = f'{info["stage"]} failed{where}: {info["type"]}: {info["message"]}'
+            cause = pickle.loads(info["exception"]) if info["exception"] else None
+            error = ProcessingError(
+                message, topic=info["topic"], partition=info["partition"], offset=info["offset"], stage=info["stage"]
+            )
+            error.worker_traceback = info["traceback"]  # type: ignore[attr-defined]
+            if cause is not None:
+                raise error from cause
+            raise error
+
+    # --- the query -------------------------------------------------------------------
+    def start(self, limits: RunLimits) -> Any:
+        spark = get_spark(self.spark_master, self.spark_conf)
+        options = source_options(
+            kafka_config=self.kafka_config,
+            topics=sorted(self.plan.roots),
+            auto_offset_reset=self.auto_offset_reset,
+            max_records_per_partition=self.max_records_per_partition,
+            request_timeout=self.request_timeout,
+        )
+        df = spark.readStream.format(SOURCE_NAME).options(**options).load()
+        writer = (
+            df.writeStream.queryName(f"streamspark-{uuid.uuid4().hex[:8]}")
+            .foreachBatch(lambda batch_df, batch_id: self._on_batch(batch_df, batch_id, limits))
+            .option("checkpointLocation", self.checkpoint_dir)
+            .trigger(processingTime=f"{int(self.trigger_interval * 1000)} milliseconds")
+        )
+        self._query = writer.start()
+        return self._query
+
+    def run(self, limits: RunLimits) -> None:
+        """Start the query and block until a stop condition, a stop request or a failure."""
+        query = self.start(limits)
+        started_waiting: Optional[float] = None
+        try:
+            while True:
+                if query.awaitTermination(0.2):
+                    break
+                now = time.monotonic()
+                if self._stop.is_set():
+                    break
+                if limits.timeout:
+                    status = query.status
+                    active = self._in_batch.is_set() or status.get("isDataAvailable")
+                    if active:
+                        self._last_activity = now
+                    elif self._last_activity is None and status.get("message") == "Waiting for data to arrive":
+                        # "after the initial assignment": the source has been asked and had nothing
+                        if started_waiting is None:
+                            started_waiting = now
+                            self._last_activity = now
+                    if self._last_activity is not None and now - self._last_activity >= limits.timeout:
+                        logger.info("No new messages for %.1fs: stopping", limits.timeout)
+                        break
+        finally:
+            self._shutdown(query)
+        if self._failure is not None:
+            raise self._failure
+        exc = query.exception()
+        if exc is not None and not self._stop.is_set():
+            raise exc
+
+    def _shutdown(self, query: Any, drain_timeout: float = 60.0) -> None:
+        self._stop.set()
+        deadline = time.monotonic() + drain_timeout
+        while not self.fail_fast and self._in_batch.is_set() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        try:
+            query.stop()
+        except Exception as exc:  # stopping an already failed query
+            logger.debug("query.stop(): %s", exc)

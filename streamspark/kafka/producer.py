@@ -1,0 +1,104 @@
+"""A Kafka producer with the reference's conveniences (lazy client, BufferError retries)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Optional, Union
+
+import confluent_kafka
+
+from ..models.types import Headers
+from .configuration import ConnectionConfig
+
+__all__ = ("Producer",)
+
+logger = logging.getLogger("streamspark")
+
+
+def broker_config(broker_address: Union[str, ConnectionConfig]) -> dict[str, Any]:
+    """librdkafka settings for a broker address string or a :class:`ConnectionConfig`."""
+    if isinstance(broker_address, ConnectionConfig):
+        return broker_address.as_librdkafka_dict()
+    return {"bootstrap.servers": broker_address}
+
+
+class Producer:
+    """A confluent-kafka producer, created on first use.
+
+    >>> with Producer("127.0.0.1:9092") as producer:  # doctest: +SKIP
+    ...     producer.produce("topic", value=b"v", key=b"k")
+    """
+
+    def __init__(
+        self,
+        broker_address: Union[str, ConnectionConfig],
+        logger: logging.Logger = logger,
+        error_callback: Optional[Callable[[Any], None]] = None,
+        extra_config: Optional[dict[str, Any]] = None,
+        flush_timeout: Optional[float] = None,
+        transactional: bool = False,
+    ) -> None:
+        config = {**broker_config(broker_address), **(extra_config or {})}
+        if error_callback is not None:
+            config["error_cb"] = error_callback
+        config.setdefault("enable.idempotence", True)
+        self._config = config
+        self._flush_timeout = flush_timeout
+        self._transactional = transactional
+        self._inner: Optional[confluent_kafka.Producer] = None
+
+    @property
+    def _producer(self) -> confluent_kafka.Producer:
+        if self._inner is None:
+            self._inner = confluent_kafka.Producer(self._config)
+        return self._inner
+
+    def produce(
+        self,
+        topic: str,
+        value: Optional[Union[str, bytes]] = None,
+        key: Optional[Union[str, bytes]] = None,
+        headers: Headers = None,
+        partition: Optional[int] = None,
+        timestamp: Optional[int] = None,
+        poll_timeout: float = 5.0,
+        buffer_error_max_tries: int = 3,
+        on_delivery: Optional[Callable[..., None]] = None,
+    ) -> None:
+        """Queue one message; on a full local queue, poll and retry up to ``buffer_error_max_tries``."""
+        kwargs: dict[str, Any] = {"value": value, "key": key}
+        if headers:
+            kwargs["headers"] = headers
+        if partition is not None:
+            kwargs["partition"] = partition
+        if timestamp is not None:
+            kwargs["timestamp"] = timestamp
+        if on_delivery is not None:
+            kwargs["on_delivery"] = on_delivery
+        for attempt in range(buffer_error_max_tries + 1):
+            try:
+                self._producer.produce(topic, **kwargs)
+                return
+            except BufferError:
+                if attempt >= buffer_error_max_tries:
+                    raise
+                self._producer.poll(poll_timeout)
+
+    def poll(self, timeout: float = 0) -> int:
+        return self._producer.poll(timeout)
+
+    def flush(self, timeout: Optional[float] = None) -> int:
+        """Wait for delivery; returns the number of messages still queued."""
+        if self._inner is None:
+            return 0
+        timeout = self._flush_timeout if timeout is None else timeout
+        return self._inner.flush(timeout if timeout is not None else -1)
+
+    def __len__(self) -> int:
+        return 0 if self._inner is None else len(self._inner)
+
+    def __enter__(self) -> "Producer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.flush()

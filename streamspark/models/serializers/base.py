@@ -1,0 +1,51 @@
+"""Serializer and deserializer base classes."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Optional
+
+from ..types import Headers
+
+__all__ = ("SerializationContext", "Serializer", "Deserializer")
+
+
+class SerializationContext:
+    """Where a (de)serializer is being applied: the topic, the field (key or value) and headers."""
+
+    __slots__ = ("topic", "field", "headers")
+
+    def __init__(self, topic: str, field: str = "value", headers: Headers = None) -> None:
+        self.topic = topic
+        self.field = field
+        self.headers = headers
+
+
+class Serializer(abc.ABC):
+    """Turns a Python object into bytes. Subclass and implement ``__call__``."""
+
+    @property
+    def extra_headers(self) -> dict[str, Any]:
+        """Headers added to every message produced with this serializer."""
+        return {}
+
+    @abc.abstractmethod
+    def __call__(self, value: Any, ctx: SerializationContext) -> bytes | bytearray | str | None: ...
+
+
+class Deserializer(abc.ABC):
+    """Turns message bytes into a Python object. Subclass and implement ``__call__``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    @property
+    def split_values(self) -> bool:
+        """When True, ``__call__`` returns an iterable and each item becomes one record."""
+        return False
+
+    @abc.abstractmethod
+    def __call__(self, value: bytes, ctx: SerializationContext) -> Any: ...
+
+    def _to_dict(self, value: Any) -> Optional[Any]:
+        return value

@@ -1,0 +1,158 @@
+"""Create, inspect and list Kafka topics."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Iterable, Mapping, Optional, Union
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+from ...exceptions import BrokerUnreachableError, StreamsparkException
+from ...kafka.configuration import ConnectionConfig
+from ...kafka.producer import broker_config
+from .config import TopicConfig
+from .topic import Topic
+
+__all__ = ("TopicAdmin", "CreateTopicTimeout", "CreateTopicFailure")
+
+logger = logging.getLogger("streamspark")
+
+
+class CreateTopicTimeout(StreamsparkException):
+    """The broker did not finish creating topics in time."""
+
+
+class CreateTopicFailure(StreamsparkException):
+    """The broker refused to create a topic."""
+
+
+class TopicAdmin:
+    """Administration of topics over the Kafka admin API.
+
+    >>> admin = TopicAdmin("127.0.0.1:9092")  # doctest: +SKIP
+    >>> admin.create_topics([Topic("t", create_config=TopicConfig(2, 1))])  # doctest: +SKIP
+    >>> admin.inspect_topics(["t"])["t"].num_partitions  # doctest: +SKIP
+    2
+    """
+
+    def __init__(
+        self,
+        broker_address: Union[str, ConnectionConfig],
+        logger: logging.Logger = logger,
+        extra_config: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        self._config = {**broker_config(broker_address), **(extra_config or {})}
+        self._address = self._config.get("bootstrap.servers")
+        self._inner: Optional[AdminClient] = None
+
+    @property
+    def admin_client(self) -> AdminClient:
+        if self._inner is None:
+            self._inner = AdminClient(self._config)
+        return self._inner
+
+    def list_topics(self, timeout: float = -1) -> dict[str, Any]:
+        """Return ``{name: TopicMetadata}`` of the cluster.
+
+        :raises BrokerUnreachableError: the broker did not answer within ``timeout``.
+        """
+        try:
+            return self.admin_client.list_topics(timeout=timeout).topics
+        except KafkaException as exc:
+            raise BrokerUnreachableError(
+                f"Kafka broker at {self._address!r} did not answer within {timeout}s: {exc.args[0]}"
+            ) from exc
+
+    def inspect_topics(self, topic_names: list[str], timeout: float = 30) -> dict[str, Optional[TopicConfig]]:
+        """Return ``{name: TopicConfig or None}`` for each name (None when the topic does not exist)."""
+        existing = self.list_topics(timeout=timeout)
+        result: dict[str, Optional[TopicConfig]] = {}
+        present = [name for name in topic_names if name in existing]
+        configs: dict[str, dict[str, str]] = {}
+        if present:
+            try:
+                futures = self.admin_client.describe_configs(
+                    [ConfigResource(ConfigResource.Type.TOPIC, name) for name in present],
+                    request_timeout=timeout,
+                )
+                for resource, fut in futures.items():
+                    entries = fut.result(timeout)
+                    configs[resource.name] = {k: v.value for k, v in entries.items() if v.value is not None}
+            except Exception as exc:  # brokers without DescribeConfigs still give partitions
+                logger.debug("describe_configs failed: %s", exc)
+        for name in topic_names:
+            meta = existing.get(name)
+            if meta is None:
+                result[name] = None
+                continue
+            partitions = meta.partitions
+            replicas = len(next(iter(partitions.values())).replicas) if partitions else 1
+            result[name] = TopicConfig(
+                num_partitions=len(partitions),
+                replication_factor=max(replicas, 1),
+                extra_config=configs.get(name, {}),
+            )
+        return result
+
+    def create_topics(self, topics: Iterable[Topic], timeout: float = 30, finalize_timeout: float = 60) -> None:
+        """Create the topics that do not exist yet ("already exists" is not an error).
+
+        :raises CreateTopicFailure: the broker refused a topic.
+        :raises CreateTopicTimeout: creation did not finish within ``finalize_timeout``.
+        """
+        if timeout <= 0 or finalize_timeout <= 0:
+            raise ValueError("timeout and finalize_timeout must be greater than 0")
+        topics = list(topics)
+        if not topics:
+            return
+        existing = self.list_topics(timeout=timeout)
+        to_create = [t for t in topics if t.name not in existing]
+        if not to_create:
+            return
+        new_topics = []
+        for topic in to_create:
+            cfg = topic.create_config or TopicConfig(num_partitions=1, replication_factor=1)
+            new_topics.append(
+                NewTopic(
+                    topic.name,
+                    num_partitions=cfg.num_partitions,
+                    replication_factor=cfg.replication_factor,
+                    config=dict(cfg.extra_config),
+                )
+            )
+            logger.info('Creating topic "%s" (partitions=%s)', topic.name, cfg.num_partitions)
+        futures = self.admin_client.create_topics(new_topics, request_timeout=timeout, operation_timeout=finalize_timeout)
+        deadline = time.monotonic() + finalize_timeout
+        for name, fut in futures.items():
+            try:
+                fut.result(timeout=max(deadline - time.monotonic(), 0.1))
+            except KafkaException as exc:
+                error = exc.args[0]
+                if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                    continue
+                raise CreateTopicFailure(f'Failed to create topic "{name}": {error}') from exc
+            except TimeoutError as exc:  # concurrent.futures.TimeoutError is TimeoutError
+                raise CreateTopicTimeout(f'Timed out creating topic "{name}"') from exc
+        # wait until the metadata shows every partition
+        while time.monotonic() < deadline:
+            meta = self.list_topics(timeout=timeout)
+            if all(t.name in meta and meta[t.name].partitions for t in to_create):
+                return
+            time.sleep(0.1)
+        raise CreateTopicTimeout("Timed out waiting for topics to appear in metadata")
+
+    def delete_topics(self, names: Iterable[str], timeout: float = 30) -> None:
+        """Delete topics (missing ones are ignored)."""
+        names = list(names)
+        if not names:
+            return
+        for name, fut in self.admin_client.delete_topics(names, request_timeout=timeout).items():
+            try:
+                fut.result(timeout)
+            except KafkaException as exc:
+                error = exc.args[0]
+                if isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    continue
+                raise

@@ -1,0 +1,152 @@
+"""Sink base classes.
+
+On Spark a sink runs inside the tasks that process records: each Python worker builds its
+own instance from the (picklable) sink you passed to ``sdf.sink()``, calls ``add`` per
+record and ``flush`` once at the end of its share of the micro-batch. A failing ``flush``
+fails the micro-batch, so its offsets are not committed and it is replayed.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+from typing import Any, Callable, Optional
+
+from ...models.types import Headers
+from .batch import SinkBatch
+
+__all__ = ("BaseSink", "BatchingSink", "ClientConnectSuccessCallback", "ClientConnectFailureCallback")
+
+logger = logging.getLogger("streamspark")
+
+ClientConnectSuccessCallback = Callable[[], None]
+ClientConnectFailureCallback = Callable[[Optional[Exception]], None]
+
+
+class BaseSink(abc.ABC):
+    """The interface every sink implements.
+
+    Subclasses implement :meth:`add` and :meth:`flush`; :meth:`setup` connects and validates
+    (called once per worker process before the first record).
+
+    :param on_client_connect_success: called after ``setup()`` succeeds.
+    :param on_client_connect_failure: called with the exception when ``setup()`` fails; it
+        must re-raise to stop the application, or return to carry on.
+    """
+
+    #: When True the engine ships what the sink holds after each flush back to the driver
+    #: (used by ``ListSink`` so the user's instance fills up in the driver process).
+    _collect_to_driver: bool = False
+
+    def __init__(
+        self,
+        on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
+        on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
+    ) -> None:
+        self._on_client_connect_success = on_client_connect_success
+        self._on_client_connect_failure = on_client_connect_failure
+
+    def setup(self) -> None:
+        """Connect to the destination and validate it. Override when needed."""
+
+    def start(self) -> None:
+        """Run :meth:`setup` and the connect callbacks."""
+        try:
+            self.setup()
+        except Exception as exc:
+            if self._on_client_connect_failure is None:
+                raise
+            self._on_client_connect_failure(exc)
+            return
+        if self._on_client_connect_success is not None:
+            self._on_client_connect_success()
+
+    @abc.abstractmethod
+    def add(
+        self,
+        value: Any,
+        key: Any,
+        timestamp: int,
+        headers: Headers,
+        topic: str,
+        partition: int,
+        offset: int,
+    ) -> None:
+        """Receive one processed record."""
+
+    @abc.abstractmethod
+    def flush(self) -> None:
+        """Make everything added so far durable; raising fails the micro-batch."""
+
+    def on_paused(self) -> None:
+        """Called when the batch is abandoned (backpressure or a failure): drop what is pending."""
+
+    def _drain_for_driver(self) -> Any:
+        """Return (and forget) what the driver-side instance should receive. See ``ListSink``."""
+        return None
+
+    def _receive_from_worker(self, payload: Any) -> None:
+        """Driver side: take what :meth:`_drain_for_driver` returned in a worker."""
+
+
+class BatchingSink(BaseSink):
+    """A sink that buffers records per topic partition and writes them on flush.
+
+    Implement :meth:`write`; it may raise ``SinkBackpressureError`` to have the batch
+    retried later.
+
+    >>> class PrintSink(BatchingSink):
+    ...     def write(self, batch):
+    ...         print(batch.topic, batch.partition, [item.value for item in batch])
+    >>> s = PrintSink()
+    >>> s.add(1, b"k", 0, None, "t", 0, 10); s.add(2, b"k", 0, None, "t", 0, 11)
+    >>> s.flush()
+    t 0 [1, 2]
+    """
+
+    def __init__(
+        self,
+        on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
+        on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
+    ) -> None:
+        super().__init__(on_client_connect_success, on_client_connect_failure)
+        self._batches: dict[tuple[str, int], SinkBatch] = {}
+
+    def add(
+        self,
+        value: Any,
+        key: Any,
+        timestamp: int,
+        headers: Headers,
+        topic: str,
+        partition: int,
+        offset: int,
+    ) -> None:
+        tp = (topic, partition)
+        batch = self._batches.get(tp)
+        if batch is None:
+            batch = self._batches[tp] = SinkBatch(topic=topic, partition=partition)
+        batch.append(value=value, key=key, timestamp=timestamp, headers=headers, offset=offset)
+
+    @abc.abstractmethod
+    def write(self, batch: SinkBatch) -> None:
+        """Write one partition's batch to the destination."""
+
+    def flush(self) -> None:
+        """Write every pending batch, then drop them (also when a write fails)."""
+        try:
+            for tp in list(self._batches):
+                batch = self._batches[tp]
+                if not batch.empty():
+                    self.write(batch)
+                del self._batches[tp]
+        finally:
+            self._batches.clear()
+
+    def on_paused(self) -> None:
+        self._batches.clear()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_batches"] = {}
+        return state
