@@ -67,7 +67,6 @@ class StreamingDataFrame:
         self._stream = stream if stream is not None else Stream()
         self._registry = registry
         self._stream_id = stream_id or (topic.name if topic is not None else "stream")
-        self._terminal = False
 
     # --- identity --------------------------------------------------------------------
     @property
@@ -87,17 +86,11 @@ class StreamingDataFrame:
         return f"<StreamingDataFrame stream_id={self._stream_id!r} node={self._stream.node!r}>"
 
     def _derive(self, stream: Stream) -> "StreamingDataFrame":
-        self._check_open()
         return StreamingDataFrame(self._topic, stream=stream, registry=self._registry, stream_id=self._stream_id)
 
     def _in_place(self, stream: Stream) -> "StreamingDataFrame":
-        self._check_open()
         self._stream = stream
         return self
-
-    def _check_open(self) -> None:
-        if self._terminal:
-            raise InvalidOperation("sink() is terminal: add steps to the dataframe it was called on instead")
 
     @staticmethod
     def _check_stateless(stateful: bool) -> None:
@@ -279,11 +272,14 @@ class StreamingDataFrame:
         return self._in_place(self._stream.add_to_topic(topic, key))
 
     def sink(self, sink: BaseSink) -> None:
-        """Send records to ``sink`` (terminal: add further steps to a sibling branch instead)."""
+        """Send records to ``sink``.
+
+        Terminal: it returns nothing and leaves this dataframe as it was, so calling it
+        several times (or adding steps afterwards) creates sibling branches.
+        """
         if not isinstance(sink, BaseSink):
             raise TypeError(f"sink() expects a BaseSink instance, got {type(sink).__name__}")
-        self._in_place(self._stream.add_sink(sink))
-        self._terminal = True
+        self._stream.add_sink(sink)
 
     # --- testing ---------------------------------------------------------------------
     def compose(self, sink: Optional[Callable[[Any, Any, int, Headers], None]] = None) -> dict[str, Callable[..., None]]:

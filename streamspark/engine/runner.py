@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import pickle
 import threading
@@ -204,8 +205,13 @@ class QueryRunner:
         started_waiting: Optional[float] = None
         try:
             while True:
-                if query.awaitTermination(0.2):
-                    break
+                try:
+                    if query.awaitTermination(0.2):
+                        break
+                except Exception:
+                    if self._failure is not None or self._stop.is_set():
+                        break
+                    raise
                 now = time.monotonic()
                 if self._stop.is_set():
                     break
@@ -239,3 +245,29 @@ class QueryRunner:
             query.stop()
         except Exception as exc:  # stopping an already failed query
             logger.debug("query.stop(): %s", exc)
+        self._commit_last_progress(query)
+
+    def _commit_last_progress(self, query: Any) -> None:
+        """Commit the end offsets of the last committed micro-batch to the Kafka consumer group.
+
+        Spark tells a source to commit a batch only when it plans the next one, so the last
+        batch before a stop would otherwise never reach the group (lag tools would lag behind).
+        """
+        progress = query.lastProgress
+        if not progress or not progress.get("sources"):
+            return
+        end = progress["sources"][0].get("endOffset")
+        if isinstance(end, str):
+            end = json.loads(end)
+        if not end:
+            return
+        from confluent_kafka import Consumer, TopicPartition
+
+        offsets = [TopicPartition(t, int(p), int(o)) for t, ps in end.items() for p, o in ps.items()]
+        consumer = Consumer({**self.kafka_config, "enable.auto.commit": False})
+        try:
+            consumer.commit(offsets=offsets, asynchronous=False)
+        except Exception as exc:
+            logger.warning("Could not commit consumer-group offsets on stop: %s", exc)
+        finally:
+            consumer.close()

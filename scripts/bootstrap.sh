@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Creates .venv in the repository root and installs streamspark with the given extras.
+# Idempotent: re-running only installs what changed. Needs Python 3.11+ and Java 17 (for Spark).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+extras="${1:-test}"
+python="${PYTHON:-python3}"
+if ! command -v java >/dev/null 2>&1; then
+  echo "Java is required by Spark; installing openjdk-17-jre-headless" >&2
+  if command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+  else
+    echo "Install Java 17 and re-run" >&2; exit 1
+  fi
+fi
+if [ ! -x "$root/.venv/bin/python" ]; then
+  "$python" -m venv "$root/.venv"
+fi
+stamp="$root/.venv/.streamspark-installed-$extras"
+if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
+  "$root/.venv/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+  "$root/.venv/bin/python" -m pip install -q -e "$root[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
+  "$root/.venv/bin/python" -c "import streamspark, pyspark" 
+  touch "$stamp"
+fi

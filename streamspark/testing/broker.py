@@ -1,0 +1,109 @@
+"""Start and stop an embedded Kafka-protocol broker (``noida-db``, installed with ``streamspark[broker]``)."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from ..exceptions import StreamsparkException
+
+__all__ = ("EmbeddedBroker", "BrokerStartError", "free_port")
+
+logger = logging.getLogger("streamspark")
+
+
+class BrokerStartError(StreamsparkException):
+    """The embedded broker could not be started."""
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 below 32768."""
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port < 32768:
+            return port
+    # the ephemeral range may start above 32768: probe a fixed range instead
+    for port in range(20000, 32000, 7):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise BrokerStartError("No free port below 32768")
+
+
+def _binary() -> str:
+    candidate = Path(sys.executable).parent / "noida-db"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("noida-db")
+    if found is None:
+        raise BrokerStartError('noida-db is not installed: pip install "streamspark[broker]"')
+    return found
+
+
+class EmbeddedBroker:
+    """A local Kafka-protocol broker for tests and demos, bound to 127.0.0.1.
+
+    :param port: the Kafka port (a free one below 32768 by default).
+    :param data_dir: where the broker keeps data (a temporary directory by default, removed on stop).
+    """
+
+    def __init__(self, port: Optional[int] = None, data_dir: Optional[str] = None) -> None:
+        self.port = port or free_port()
+        self._own_dir = data_dir is None
+        self.data_dir = data_dir or tempfile.mkdtemp(prefix="streamspark-broker-")
+        self._running = False
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> "EmbeddedBroker":
+        cmd = [_binary(), "up", "--only", "kafka", "--host", "127.0.0.1", "--kafka-port", str(self.port), "--data-dir", self.data_dir]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            raise BrokerStartError(f"noida-db failed to start (exit {proc.returncode}): {proc.stderr[-2000:]}")
+        self._running = True
+        self._wait_ready(timeout)
+        logger.info("Embedded broker listening on %s (data: %s)", self.address, self.data_dir)
+        return self
+
+    def _wait_ready(self, timeout: float) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        deadline = time.monotonic() + timeout
+        admin = AdminClient({"bootstrap.servers": self.address})
+        last: Any = None
+        while time.monotonic() < deadline:
+            try:
+                admin.list_topics(timeout=2)
+                return
+            except Exception as exc:
+                last = exc
+                time.sleep(0.2)
+        self.stop()
+        raise BrokerStartError(f"Broker on {self.address} not ready within {timeout}s: {last}")
+
+    def stop(self) -> None:
+        if self._running:
+            subprocess.run([_binary(), "down", "--data-dir", self.data_dir], capture_output=True, timeout=60)
+            self._running = False
+        if self._own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def __enter__(self) -> "EmbeddedBroker":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

@@ -1,0 +1,164 @@
+"""End-to-end: produce → Application on Spark → consume, against the real broker."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from streamspark import TopicConfig
+from streamspark.exceptions import BrokerUnreachableError, ProcessingError
+from streamspark.sinks import ListSink
+
+from .conftest import json_messages
+
+
+def test_issue_example_pipeline(make_app, kafka):
+    """The program from the spine issue: filter, column arithmetic, apply, to_topic with a new key."""
+    src_name, out_name = kafka.new_topic(), kafka.new_topic()
+    readings = [{"sensor": f"s{i % 3}", "temp": i} for i in range(40)]
+    kafka.produce(src_name, json_messages(readings, key=lambda v: v["sensor"].encode()))
+
+    app = make_app()
+    src = app.topic(src_name)
+    out = app.topic(out_name, value_serializer="json", key_serializer="str")
+    sdf = app.dataframe(src)
+    sdf = sdf[sdf["temp"] > 30]
+    sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
+    sdf = sdf.apply(lambda v: {**v, "tag": "hot"})
+    sdf.to_topic(out, key=lambda v: v["sensor"])
+    rows = app.run(count=9, timeout=60, metadata=True)
+
+    expected = [{"sensor": f"s{i % 3}", "temp": i, "temp_f": i * 9 / 5 + 32, "tag": "hot"} for i in range(31, 40)]
+    assert [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows] == expected
+    assert [r["_offset"] for r in rows] == list(range(31, 40))
+    assert all(r["_topic"] == src_name and r["_partition"] == 0 for r in rows)
+    assert [r["_key"] for r in rows] == [f"s{i % 3}".encode() for i in range(31, 40)]
+
+    produced = kafka.consume(out_name, expected=9)
+    assert [json.loads(m.value()) for m in produced] == expected
+    assert [m.key() for m in produced] == [f"s{i % 3}".encode() for i in range(31, 40)]
+
+
+def test_multi_partition_headers_and_timestamps_preserved(make_app, kafka):
+    src_name, out_name = kafka.new_topic(partitions=4), kafka.new_topic(partitions=4)
+    msgs = []
+    for i in range(200):
+        msgs.append(
+            {
+                "value": json.dumps({"i": i}).encode(),
+                "key": f"k{i % 7}".encode(),
+                "partition": i % 4,
+                "headers": [("trace", f"t{i}".encode())],
+                "timestamp": 1_700_000_000_000 + i,
+            }
+        )
+    kafka.produce(src_name, msgs)
+    app = make_app()
+    sdf = app.dataframe(app.topic(src_name))
+    sdf.to_topic(app.topic(out_name))
+    rows = app.run(count=200, timeout=60, metadata=True)
+    assert sorted(r["i"] for r in rows) == list(range(200))
+    assert {r["_partition"] for r in rows} == {0, 1, 2, 3}
+
+    produced = kafka.consume(out_name, expected=200)
+    assert len(produced) == 200
+    by_i = {json.loads(m.value())["i"]: m for m in produced}
+    for i in (0, 57, 199):
+        m = by_i[i]
+        assert m.key() == f"k{i % 7}".encode()
+        assert m.headers() == [("trace", f"t{i}".encode())]
+        assert m.timestamp()[1] == 1_700_000_000_000 + i
+
+
+def test_branching_expand_and_two_outputs(make_app, kafka):
+    """Two branches from one parent, each with its own output; the input is read once."""
+    src_name, a_name, b_name = kafka.new_topic(), kafka.new_topic(), kafka.new_topic()
+    kafka.produce(src_name, json_messages([{"n": n, "words": ["x"] * n} for n in range(1, 6)]))
+    app = make_app()
+    sdf = app.dataframe(app.topic(src_name))
+    evens = sdf[sdf["n"] % 2 == 0]
+    evens.to_topic(app.topic(a_name))
+    words = sdf.apply(lambda v: [{"n": v["n"], "w": i} for i in range(len(v["words"]))], expand=True)
+    words.to_topic(app.topic(b_name))
+    rows = app.run(count=2 + 15, timeout=60)
+    assert len(rows) == 17
+
+    got_a = [json.loads(m.value()) for m in kafka.consume(a_name, expected=2)]
+    assert [v["n"] for v in got_a] == [2, 4]
+    got_b = [json.loads(m.value()) for m in kafka.consume(b_name, expected=15)]
+    assert len(got_b) == 15
+    assert sorted((v["n"], v["w"]) for v in got_b) == sorted((n, w) for n in range(1, 6) for w in range(n))
+
+
+def test_set_timestamp_and_set_headers_reach_output(make_app, kafka):
+    src_name, out_name = kafka.new_topic(), kafka.new_topic()
+    kafka.produce(src_name, json_messages([{"id": i, "ts": 1_600_000_000_000 + i * 1000} for i in range(3)]))
+    app = make_app()
+    sdf = app.dataframe(app.topic(src_name))
+    sdf = sdf.set_timestamp(lambda v, k, t, h: v["ts"])
+    sdf = sdf.set_headers(lambda v, k, t, h: [("id", str(v["id"]).encode())])
+    sdf.to_topic(app.topic(out_name))
+    app.run(count=3, timeout=60)
+    produced = kafka.consume(out_name, expected=3)
+    assert [m.timestamp()[1] for m in produced] == [1_600_000_000_000 + i * 1000 for i in range(3)]
+    assert [m.headers() for m in produced] == [[("id", str(i).encode())] for i in range(3)]
+
+
+def test_run_timeout_on_empty_topic_returns_nothing(make_app, kafka):
+    src_name = kafka.new_topic()
+    app = make_app()
+    app.dataframe(app.topic(src_name))
+    started = time.monotonic()
+    assert app.run(timeout=2) == []
+    assert time.monotonic() - started < 90
+
+
+def test_run_count_returns_exactly_count_and_restart_resumes(make_app, kafka):
+    """count stops the run; a new run of the same group continues after the committed batch."""
+    src_name = kafka.new_topic()
+    kafka.produce(src_name, json_messages([{"i": i} for i in range(10)]))
+    app = make_app(consumer_group="resume-group", commit_every=4)
+    app.dataframe(app.topic(src_name))
+    first = app.run(count=3, timeout=60)
+    assert first == [{"i": 0}, {"i": 1}, {"i": 2}]
+
+    kafka.produce(src_name, json_messages([{"i": i} for i in range(10, 12)]))
+    app2 = make_app(consumer_group="resume-group", commit_every=4)
+    app2.dataframe(app2.topic(src_name))
+    second = app2.run(timeout=3)
+    # the first run committed exactly its first micro-batch (offsets 0-3): the rest comes now
+    assert second == [{"i": i} for i in list(range(4, 10)) + [10, 11]]
+    # consumer-group offsets are committed to Kafka for lag tools
+    assert kafka.committed("resume-group", src_name) == {0: 12}
+
+
+def test_collect_false_returns_empty_list(make_app, kafka):
+    src_name = kafka.new_topic()
+    kafka.produce(src_name, json_messages([{"i": 1}]))
+    app = make_app()
+    sink = ListSink()
+    app.dataframe(app.topic(src_name)).sink(sink)
+    assert app.run(count=1, timeout=60, collect=False) == []
+    assert list(sink) == [{"i": 1}]
+
+
+def test_topic_config_creates_partitions(make_app, kafka):
+    name = f"cfg-{time.monotonic_ns()}"
+    app = make_app()
+    app.topic(name, config=TopicConfig(num_partitions=3, replication_factor=1))
+    app.topic_manager.ensure_topics()
+    assert len(kafka.admin.list_topics(timeout=10).topics[name].partitions) == 3
+
+
+def test_unreachable_broker_fails_fast_with_clear_error(spark, tmp_path):
+    from streamspark import Application
+
+    app = Application(broker_address="127.0.0.1:1", consumer_group="x", request_timeout=3, state_dir=str(tmp_path), loglevel=None)
+    app.dataframe(app.topic("whatever"))
+    started = time.monotonic()
+    with pytest.raises(BrokerUnreachableError, match="127.0.0.1:1"):
+        app.run(timeout=5)
+    assert time.monotonic() - started < 30
