@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import pytest
+
+from streamspark.models import TimestampType, Topic, TopicConfig
+from streamspark.models.serializers import Deserializer, IgnoreMessage, JSONSerializer
+
+
+def test_deserialize_defaults_json_values_bytes_keys():
+    assert Topic("t").deserialize(b'{"a":1}', b"k", None, 10, 1) == [({"a": 1}, b"k", 10)]
+    assert Topic("t").deserialize(None, None, None, 10, 1) == [(None, None, 10)]
+
+
+def test_timestamp_extractor_gets_value_headers_ts_type():
+    seen = []
+
+    def extract(value, headers, ts, ts_type):
+        seen.append((headers, ts, ts_type))
+        return value["ts"]
+
+    t = Topic("t", timestamp_extractor=extract)
+    assert t.deserialize(b'{"ts": 99}', None, [("h", b"1")], 5, 2) == [({"ts": 99}, None, 99)]
+    assert seen == [([("h", b"1")], 5, TimestampType.TIMESTAMP_LOG_APPEND_TIME)]
+
+
+def test_split_values_and_ignore_message():
+    class Split(Deserializer):
+        split_values = True  # type: ignore[assignment]
+
+        def __call__(self, value, ctx):
+            if value == b"skip":
+                raise IgnoreMessage()
+            return value.split(b",")
+
+    t = Topic("t", value_deserializer=Split())
+    assert t.deserialize(b"a,b", None, None, 0, 1) == [(b"a", None, 0), (b"b", None, 0)]
+    assert t.deserialize(b"skip", None, None, 0, 1) == []
+
+
+def test_serialize_with_extra_headers_and_keys():
+    class Tagged(JSONSerializer):
+        @property
+        def extra_headers(self):
+            return {"format": b"json"}
+
+    t = Topic("t", key_serializer="str", value_serializer=Tagged())
+    msg = t.serialize(key="k", value={"a": 1}, headers=[("x", b"1")], timestamp_ms=5)
+    assert (msg.key, msg.value, msg.timestamp) == (b"k", b'{"a":1}', 5)
+    assert msg.headers == [("x", b"1"), ("format", b"json")]
+
+
+def test_topic_config_frozen_and_empty_name_rejected():
+    cfg = TopicConfig(num_partitions=2, replication_factor=1)
+    with pytest.raises(Exception):
+        cfg.num_partitions = 3  # type: ignore[misc]
+    with pytest.raises(ValueError):
+        Topic("")

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import csv
+import pickle
+
+import pytest
+
+from streamspark.sinks import BatchingSink, CSVSink, ListSink, SinkBackpressureError, SinkBatch
+
+
+def test_sink_batch_chunks():
+    b = SinkBatch("t", 1)
+    assert b.empty()
+    for i in range(7):
+        b.append(value=i, key=None, timestamp=i, headers=None, offset=100 + i)
+    assert (b.size, b.start_offset, b.topic, b.partition) == (7, 100, "t", 1)
+    assert [[it.value for it in c] for c in b.iter_chunks(3)] == [[0, 1, 2], [3, 4, 5], [6]]
+
+
+class Recorder(BatchingSink):
+    def __init__(self):
+        super().__init__()
+        self.written = []
+
+    def write(self, batch):
+        self.written.append((batch.topic, batch.partition, [i.value for i in batch]))
+
+
+def test_batching_sink_groups_by_partition_and_clears():
+    s = Recorder()
+    s.add(1, None, 0, None, "t", 0, 0)
+    s.add(2, None, 0, None, "t", 1, 0)
+    s.add(3, None, 0, None, "t", 0, 1)
+    s.flush()
+    assert sorted(s.written) == [("t", 0, [1, 3]), ("t", 1, [2])]
+    s.flush()
+    assert len(s.written) == 2
+    s.add(4, None, 0, None, "t", 0, 2)
+    s.on_paused()
+    s.flush()
+    assert len(s.written) == 2
+    # pending records are not pickled (each Spark task starts empty)
+    s.add(5, None, 0, None, "t", 0, 3)
+    assert pickle.loads(pickle.dumps(s))._batches == {}
+
+
+def test_backpressure_error_carries_retry_after():
+    assert SinkBackpressureError(2).retry_after == 2.0
+
+
+def test_connect_callbacks():
+    calls = []
+
+    class Failing(Recorder):
+        def setup(self):
+            raise ConnectionError("down")
+
+    Failing.__init__  # noqa: B018
+    s = Failing()
+    s._on_client_connect_failure = lambda exc: calls.append(type(exc).__name__)
+    s.start()
+    ok = Recorder()
+    ok._on_client_connect_success = lambda: calls.append("ok")
+    ok.start()
+    assert calls == ["ConnectionError", "ok"]
+    with pytest.raises(ConnectionError):
+        Failing().start()
+
+
+def test_list_sink_metadata_and_paused():
+    s = ListSink(metadata=True)
+    s.add(5, b"k", 1, None, "t", 0, 9)
+    s.flush()
+    assert list(s) == [{"_value": 5, "_key": b"k", "_timestamp": 1, "_headers": None, "_topic": "t", "_partition": 0, "_offset": 9}]
+    s.add(6, b"k", 1, None, "t", 0, 10)
+    s.on_paused()
+    s.flush()
+    assert len(s) == 1
+
+
+def test_csv_sink_header_once(tmp_path):
+    path = tmp_path / "x.csv"
+    s = CSVSink(str(path), key_serializer=lambda k: k.decode())
+    s.add({"a": 1}, b"k", 5, None, "t", 0, 1)
+    s.flush()
+    s.add({"a": 2}, b"k", 6, None, "t", 0, 2)
+    s.flush()
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows == [["key", "value", "timestamp", "topic", "partition", "offset"], ["k", '{"a":1}', "5", "t", "0", "1"], ["k", '{"a":2}', "6", "t", "0", "2"]]

@@ -1,0 +1,75 @@
+"""Application construction, configuration and validation (no Spark needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamspark import Application, ConnectionConfig
+from streamspark.exceptions import StreamsparkException
+
+
+def test_defaults_follow_the_reference():
+    app = Application("127.0.0.1:9092", loglevel=None)
+    cfg = app.config
+    assert cfg.consumer_group == "quixstreams-default"
+    assert cfg.auto_offset_reset == "latest"
+    assert (cfg.commit_interval, cfg.commit_every) == (5.0, 0)
+    assert str(cfg.state_dir) == "state"
+    assert cfg.processing_guarantee == "at-least-once"
+    assert cfg.spark_master == "local[*]"
+    assert cfg.broker_address == ConnectionConfig(bootstrap_servers="127.0.0.1:9092")
+
+
+def test_environment_variables(monkeypatch):
+    monkeypatch.setenv("Quix__Broker__Address", "env-host:1")
+    monkeypatch.setenv("Quix__Consumer_Group", "env-group")
+    monkeypatch.setenv("Quix__State__Dir", "/tmp/env-state")
+    app = Application(loglevel=None)
+    assert app.config.broker_address.bootstrap_servers == "env-host:1"
+    assert app.config.consumer_group == "env-group"
+    assert str(app.config.state_dir) == "/tmp/env-state"
+    # explicit arguments win
+    assert Application("arg:2", consumer_group="g", loglevel=None).config.consumer_group == "g"
+
+
+def test_config_is_immutable_and_copyable():
+    cfg = Application("h:1", loglevel=None).config
+    with pytest.raises(Exception):
+        cfg.consumer_group = "x"  # type: ignore[misc]
+    assert cfg.copy(consumer_group="other").consumer_group == "other"
+    assert cfg.consumer_group == "quixstreams-default"
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({}, ValueError),
+        ({"broker_address": "h:1", "auto_offset_reset": "middle"}, ValueError),
+        ({"broker_address": "h:1", "processing_guarantee": "maybe"}, ValueError),
+        ({"broker_address": "h:1", "quix_sdk_token": "t"}, StreamsparkException),
+    ],
+)
+def test_invalid_arguments(kwargs, error, monkeypatch):
+    monkeypatch.delenv("Quix__Broker__Address", raising=False)
+    with pytest.raises(error):
+        Application(loglevel=None, **kwargs)
+
+
+def test_one_root_dataframe_per_topic_and_nothing_to_run():
+    app = Application("h:1", loglevel=None)
+    with pytest.raises(StreamsparkException, match="Nothing to run"):
+        app.run(timeout=1)
+    t = app.topic("t")
+    app.dataframe(t)
+    with pytest.raises(StreamsparkException, match="already exists"):
+        app.dataframe(t)
+    with pytest.raises(AttributeError):
+        Application.Quix()
+
+
+def test_clear_state_removes_the_checkpoint(tmp_path):
+    app = Application("h:1", consumer_group="g", state_dir=str(tmp_path), loglevel=None)
+    app.checkpoint_dir.mkdir(parents=True)
+    (app.checkpoint_dir / "offsets").write_text("x")
+    app.clear_state()
+    assert not (tmp_path / "g").exists()
