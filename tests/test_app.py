@@ -162,3 +162,28 @@ def test_unreachable_broker_fails_fast_with_clear_error(spark, tmp_path):
     with pytest.raises(BrokerUnreachableError, match="127.0.0.1:1"):
         app.run(timeout=5)
     assert time.monotonic() - started < 30
+
+
+def test_stop_from_another_thread_commits_the_batch_in_flight(make_app, kafka):
+    import threading
+
+    src_name = kafka.new_topic()
+    kafka.produce(src_name, json_messages([{"i": i} for i in range(5)]))
+    app = make_app(consumer_group="stopper")
+    sink = ListSink()
+    app.dataframe(app.topic(src_name)).sink(sink)
+
+    def stop_when_done():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if len(sink) >= 5:
+                app.stop()
+                return
+            time.sleep(0.1)
+
+    stopper = threading.Thread(target=stop_when_done)
+    stopper.start()
+    app.run()  # no limits: only stop() ends it
+    stopper.join()
+    assert [v["i"] for v in sink] == list(range(5))
+    assert kafka.committed("stopper", src_name) == {0: 5}

@@ -98,6 +98,6 @@ def test_unserializable_output_goes_to_producer_error(make_app, kafka):
     sdf2 = app2.dataframe(app2.topic(src))
     sdf2.to_topic(app2.topic(out, key_serializer="str"), key=lambda v: "k" if v["i"] != 1 else 1)
     app2.run(count=3, timeout=60)
-    values = [json.loads(m.value()) for m in kafka.consume(out, expected=4)]
+    values = [json.loads(m.value()) for m in kafka.consume(out, expected=3)]
     # the first run produced offset 0 before failing (at-least-once), the second skipped offset 1
     assert values.count({"i": 2}) == 1 and {"i": 1} not in values and {"i": 0} in values
