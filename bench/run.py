@@ -93,7 +93,7 @@ def streamspark_w1(address: str, src: str, out: str, n: int, state_dir: str) -> 
     from streamspark import Application
 
     app = Application(broker_address=address, consumer_group=f"ss-{uuid.uuid4().hex[:6]}", auto_offset_reset="earliest",
-                      state_dir=state_dir, loglevel="WARNING", max_records_per_partition=250_000)
+                      state_dir=state_dir, loglevel="INFO", max_records_per_partition=250_000)
     sdf = app.dataframe(app.topic(src))
     sdf = sdf[sdf["temp"] > 25]
     sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32

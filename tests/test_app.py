@@ -187,3 +187,62 @@ def test_stop_from_another_thread_commits_the_batch_in_flight(make_app, kafka):
     stopper.join()
     assert [v["i"] for v in sink] == list(range(5))
     assert kafka.committed("stopper", src_name) == {0: 5}
+
+
+def test_two_input_topics_in_one_application(make_app, kafka):
+    a, b, out = kafka.new_topic(), kafka.new_topic(partitions=2), kafka.new_topic()
+    kafka.produce(a, json_messages([{"src": "a", "i": i} for i in range(3)]))
+    kafka.produce(b, json_messages([{"src": "b", "i": i} for i in range(4)]))
+    app = make_app()
+    out_topic = app.topic(out)
+    app.dataframe(app.topic(a)).apply(lambda v: {**v, "via": "A"}).to_topic(out_topic)
+    app.dataframe(app.topic(b)).filter(lambda v: v["i"] % 2 == 0).to_topic(out_topic)
+    rows = app.run(count=5, timeout=60)
+    assert sorted((r["src"], r["i"]) for r in rows) == [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 2)]
+    assert all(r.get("via") == "A" for r in rows if r["src"] == "a")
+    assert len(kafka.consume(out, expected=5)) == 5
+
+
+def test_auto_offset_reset_latest_skips_existing_and_error_fails(make_app, kafka):
+    topic = kafka.new_topic()
+    kafka.produce(topic, json_messages([{"old": True}]))
+    app = make_app(auto_offset_reset="error")
+    app.dataframe(app.topic(topic))
+    with pytest.raises(Exception, match="auto_offset_reset='error'"):
+        app.run(timeout=5)
+
+    import threading
+
+    app = make_app(auto_offset_reset="latest")
+    sink = ListSink()
+    app.dataframe(app.topic(topic)).sink(sink)
+
+    def produce_later():
+        # produce only after the source has fixed its start offset at the end of the topic
+        deadline = time.monotonic() + 60
+        while app._runner is None or app._runner._query is None or not app._runner._query.recentProgress:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.2)
+        kafka.produce(topic, json_messages([{"new": True}]))
+
+    t = threading.Thread(target=produce_later)
+    t.start()
+    app.run(count=1, timeout=60)
+    t.join()
+    assert list(sink) == [{"new": True}]
+
+
+def test_on_message_processed_runs_per_input_message(make_app, kafka, tmp_path):
+    topic = kafka.new_topic()
+    kafka.produce(topic, json_messages([{"i": i} for i in range(4)]))
+    log = tmp_path / "processed.txt"
+
+    def on_processed(t, p, o):  # runs in the Spark workers: leave a trace in a file
+        with open(log, "a") as f:
+            f.write(f"{t}:{p}:{o}\n")
+
+    app = make_app(on_message_processed=on_processed)
+    app.dataframe(app.topic(topic)).filter(lambda v: v["i"] < 2)
+    app.run(count=2, timeout=60)
+    assert sorted(log.read_text().split()) == [f"{topic}:0:{o}" for o in range(4)]

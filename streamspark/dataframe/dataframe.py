@@ -303,7 +303,8 @@ class StreamingDataFrame:
         fail here as they would on Spark) but not sent.
         """
         if ctx is None:
-            ctx = MessageContext(key=key, topic=(topic or self._topic).name if (topic or self._topic) else "test",
+            source = topic or self._topic
+            ctx = MessageContext(key=key, topic=source.name if source is not None else "test",
                                  partition=0, offset=0, size=0, timestamp=timestamp, headers=headers)
         result: list[Any] = []
         emitter = _TestEmitter()

@@ -162,7 +162,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
 
         cap = self._max_per_partition
         if isinstance(limit, ReadMaxRows):
-            cap = min(cap, int(limit.maxRows))
+            cap = min(cap, int(limit.max_rows))
         parts = self._partitions()
         end: dict[str, dict[str, int]] = {}
         for topic, ps in parts.items():

@@ -25,7 +25,7 @@ class PipelinePlan:
     on_message_processed: Optional[Callable[[str, int, int], None]] = None
     collect: bool = False
     metadata: bool = False
-    loglevel: Optional[str] = "INFO"
+    loglevel: Any = "INFO"
 
     def sink_nodes(self) -> list[StreamNode]:
         found = []

@@ -8,6 +8,7 @@ the micro-batch is not committed.
 
 from __future__ import annotations
 
+import functools
 import logging
 import pickle
 import time
@@ -77,9 +78,10 @@ def _producer(config: dict[str, Any]) -> Any:
 
 def _error_payload(fatal: _Fatal) -> bytes:
     exc = fatal.exc
+    pickled_exc: Optional[bytes]
     try:
-        pickled_exc: Optional[bytes] = pickle.dumps(exc)
-        pickle.loads(pickled_exc)
+        pickled_exc = pickle.dumps(exc)
+        pickle.loads(pickled_exc)  # only ship what the driver can rebuild
     except Exception:
         pickled_exc = None
     return pickle.dumps(
@@ -105,7 +107,7 @@ class _Emitter:
         self.sink_ids = {id(obj): node_id for node_id, obj in self._plan_sinks(plan)}
         self.topic_enabled = topic_enabled
         self.sinks_enabled = sinks_enabled
-        self.producer = _producer(plan.producer_config) if topic_enabled else None
+        self.producer: Any = _producer(plan.producer_config) if topic_enabled else None
         self.delivery_errors: list[tuple[Any, Row]] = []
         self.ctx: MessageContext = MessageContext()
         self.row: Optional[Row] = None
@@ -117,33 +119,33 @@ class _Emitter:
     def _fail(self, exc: BaseException, stage: str) -> _Fatal:
         return _Fatal(exc, stage, self.ctx.topic, self.ctx.partition, self.ctx.offset)
 
+    def _delivered(self, ctx: MessageContext, err: Any, msg: Any) -> None:
+        if err is not None:
+            self.delivery_errors.append((err, Row(None, ctx.key, ctx.timestamp or 0, ctx, ctx.headers)))
+
     def to_topic(self, topic: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
-        if not self.topic_enabled:
+        producer = self.producer
+        if producer is None:
             return
         ctx = self.ctx
         try:
             msg = topic.serialize(key=key, value=value, headers=headers, timestamp_ms=timestamp)
-            row = Row(value, key, timestamp, ctx, headers)
-
-            def on_delivery(err: Any, _msg: Any, row: Row = row) -> None:
-                if err is not None:
-                    self.delivery_errors.append((err, row))
-
-            self.producer.produce(
-                topic.name,
-                value=msg.value,
-                key=msg.key,
-                headers=msg.headers or None,
-                timestamp=timestamp or 0,
-                on_delivery=on_delivery,
-            )
-        except BufferError:
-            self.producer.poll(1.0)
-            self.to_topic(topic, value, key, timestamp, headers)
         except Exception as exc:
             if not self.plan.on_producer_error(exc, Row(value, key, timestamp, ctx, headers), logger):
                 raise self._fail(exc, "producer") from exc
-        self.producer.poll(0)
+            return
+        kwargs: dict[str, Any] = {"on_delivery": functools.partial(self._delivered, ctx)}
+        if msg.headers:
+            kwargs["headers"] = msg.headers
+        if timestamp:
+            kwargs["timestamp"] = timestamp
+        while True:
+            try:
+                producer.produce(topic.name, msg.value, msg.key, **kwargs)
+                break
+            except BufferError:  # the local queue is full: let deliveries drain
+                producer.poll(0.5)
+        producer.poll(0)
 
     def to_sink(self, sink: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
         node_id = self.sink_ids[id(sink)]
@@ -314,6 +316,8 @@ def run_task(batches: Iterator[pa.RecordBatch], plan: PipelinePlan, retry: Optio
 
 def _flush_producer(emitter: _Emitter, plan: PipelinePlan) -> None:
     producer = emitter.producer
+    if producer is None:
+        return
     deadline = time.monotonic() + 120
     while producer.flush(1.0) > 0:
         if time.monotonic() > deadline:

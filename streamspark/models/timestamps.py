@@ -51,4 +51,4 @@ class MessageTimestamp:
 
 
 #: ``extractor(value, headers, timestamp_ms, timestamp_type) -> int`` milliseconds.
-TimestampExtractor = Callable[[Any, Optional[List[Tuple[str, bytes]]], float, TimestampType], int]
+TimestampExtractor = Callable[[Any, Any, float, TimestampType], int]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, Optional
 
 from .base import Deserializer, SerializationContext, Serializer
 from .exceptions import SerializationError
@@ -26,9 +26,11 @@ _DOUBLE = struct.Struct(">d")
 class BytesSerializer(Serializer):
     """Passes bytes through unchanged."""
 
-    def __call__(self, value: Any, ctx: SerializationContext) -> bytes:
-        if value is None or isinstance(value, (bytes, bytearray, memoryview)):
-            return value if value is None else bytes(value)
+    def __call__(self, value: Any, ctx: SerializationContext) -> Optional[bytes]:
+        if value is None:
+            return None
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return bytes(value)
         raise SerializationError(f"BytesSerializer expects bytes, got {type(value).__name__}: {value!r:.80}")
 
 
