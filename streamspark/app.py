@@ -103,6 +103,7 @@ class ApplicationConfig(BaseSettings):
     spark_master: str = "local[*]"
     spark_conf: dict[str, Any] = {}
     max_records_per_partition: int = 100_000
+    state_buckets: int = 64
 
     @classmethod
     def settings_customise_sources(
@@ -147,6 +148,10 @@ class Application:
         (runs in the Spark workers).
     :param spark_master: Spark master URL (default ``local[*]``; env ``Streamspark__Spark__Master``).
     :param spark_conf: extra Spark settings.
+    :param max_records_per_partition: the most records one micro-batch takes from a partition.
+    :param state_buckets: stateful pipelines keep the state of all message keys in this many
+        buckets (one Spark state entry each, processed as a unit per micro-batch); fixed for
+        the life of a checkpoint.
     """
 
     def __init__(
@@ -181,6 +186,7 @@ class Application:
         spark_master: Optional[str] = None,
         spark_conf: Optional[dict[str, Any]] = None,
         max_records_per_partition: int = 100_000,
+        state_buckets: int = 64,
     ) -> None:
         configure_logging(loglevel)
         if quix_sdk_token or quix_config_builder is not None or os.environ.get("Quix__Sdk__Token"):
@@ -193,6 +199,8 @@ class Application:
             )
         if auto_offset_reset not in ("earliest", "latest", "error"):
             raise ValueError(f'auto_offset_reset must be "earliest", "latest" or "error", got {auto_offset_reset!r}')
+        if state_buckets < 1:
+            raise ValueError("state_buckets must be >= 1")
         if commit_interval < 0:
             raise ValueError("commit_interval must be >= 0")
         env = _EnvSettings.read()
@@ -226,6 +234,7 @@ class Application:
             spark_master=spark_master or env.spark_master or "local[*]",
             spark_conf=dict(spark_conf or {}),
             max_records_per_partition=max_per_partition,
+            state_buckets=state_buckets,
         )
         self._loglevel = loglevel if isinstance(loglevel, str) or loglevel is None else logging.getLevelName(loglevel)
         self._on_consumer_error = on_consumer_error or default_on_consumer_error
@@ -409,6 +418,7 @@ class Application:
             max_records_per_partition=self._config.max_records_per_partition,
             request_timeout=self._config.request_timeout,
             sinks_by_node=sinks,
+            state_buckets=self._config.state_buckets,
         )
         if self._stop_requested.is_set():
             runner.request_stop()

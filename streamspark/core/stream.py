@@ -24,12 +24,18 @@ from typing import Any, Callable, Iterable, Optional, Protocol
 
 from ..exceptions import InvalidTopology
 
-__all__ = ("Stream", "StreamNode", "compose", "Emitter", "PushFn")
+__all__ = ("Stream", "StreamNode", "compose", "describe", "Emitter", "StateProvider", "PushFn")
 
 #: push(value, key, timestamp_ms, headers) -> None
 PushFn = Callable[[Any, Any, int, Any], None]
 
 _ids = itertools.count()
+
+
+class StateProvider(Protocol):
+    """Gives stateful steps the ``State`` of a message key."""
+
+    def state(self, stream_id: str, key: Any, step: str = ...) -> Any: ...
 
 
 class Emitter(Protocol):
@@ -53,7 +59,7 @@ def _copy_value(value: Any) -> Any:
 class StreamNode:
     """One step of the plan. ``kind`` is one of: root, apply, update, filter, transform, to_topic, sink."""
 
-    __slots__ = ("id", "kind", "func", "expand", "metadata", "parent", "children", "options")
+    __slots__ = ("id", "kind", "func", "expand", "metadata", "parent", "children", "options", "__weakref__")
 
     def __init__(
         self,
@@ -93,17 +99,22 @@ class Stream:
     def _add(self, kind: str, func: Optional[Callable[..., Any]] = None, **kwargs: Any) -> "Stream":
         return Stream(StreamNode(kind, func, parent=self.node, **kwargs))
 
-    def add_apply(self, func: Callable[..., Any], expand: bool = False, metadata: bool = False) -> "Stream":
-        """The return value of ``func`` becomes the value (each item of it with ``expand``)."""
-        return self._add("apply", func, expand=expand, metadata=metadata)
+    def add_apply(
+        self, func: Callable[..., Any], expand: bool = False, metadata: bool = False, stateful_in: Optional[str] = None
+    ) -> "Stream":
+        """The return value of ``func`` becomes the value (each item of it with ``expand``).
 
-    def add_update(self, func: Callable[..., Any], metadata: bool = False) -> "Stream":
+        ``stateful_in=stream_id`` passes the message key's ``State`` as the last argument.
+        """
+        return self._add("apply", func, expand=expand, metadata=metadata, stream_id=stateful_in)
+
+    def add_update(self, func: Callable[..., Any], metadata: bool = False, stateful_in: Optional[str] = None) -> "Stream":
         """``func`` runs for its side effect; the value passes on unchanged (same object)."""
-        return self._add("update", func, metadata=metadata)
+        return self._add("update", func, metadata=metadata, stream_id=stateful_in)
 
-    def add_filter(self, func: Callable[..., Any], metadata: bool = False) -> "Stream":
+    def add_filter(self, func: Callable[..., Any], metadata: bool = False, stateful_in: Optional[str] = None) -> "Stream":
         """The record passes on only when ``func`` returns a truthy value."""
-        return self._add("filter", func, metadata=metadata)
+        return self._add("filter", func, metadata=metadata, stream_id=stateful_in)
 
     def add_transform(self, func: Callable[..., Any], expand: bool = False) -> "Stream":
         """``func(value, key, ts, headers) -> (value, key, ts, headers)`` (an iterable of them with expand)."""
@@ -121,6 +132,10 @@ class Stream:
             node = node.parent
         return node
 
+    def has_state(self) -> bool:
+        """True when a node of the tree needs per-key state."""
+        return any(node.options.get("stream_id") for node in self.nodes())
+
     def nodes(self) -> Iterable[StreamNode]:
         """All nodes of the tree this handle belongs to, depth first."""
         stack = [self.root()]
@@ -130,15 +145,50 @@ class Stream:
             stack.extend(reversed(node.children))
 
 
-def _compile_node(node: StreamNode, downstream: PushFn, emitter: Optional[Emitter]) -> PushFn:
+def describe(node: StreamNode) -> str:
+    """A readable name of a step for error messages, e.g. ``apply(count) in stream "clicks"``."""
+    name = getattr(node.func, "__name__", type(node.func).__name__)
+    where = f' in stream "{node.options["stream_id"]}"' if node.options.get("stream_id") else ""
+    return f"{node.kind}({name}){where} [step #{node.id}]"
+
+
+def _stateful(node: StreamNode, states: Optional[StateProvider]) -> Callable[..., Any]:
+    """Wrap a stateful step's function into the metadata signature, adding its ``State``."""
+    if states is None:
+        raise InvalidTopology(f"{describe(node)} is stateful and needs a state provider to compile")
+    func = node.func
+    assert func is not None
+    stream_id = node.options["stream_id"]
+    step = describe(node)
+    get_state = states.state
+    if node.metadata:
+
+        def with_state_meta(v: Any, k: Any, t: int, h: Any) -> Any:
+            return func(v, k, t, h, get_state(stream_id, k, step))
+
+        return with_state_meta
+
+    def with_state(v: Any, k: Any, t: int, h: Any) -> Any:
+        return func(v, get_state(stream_id, k, step))
+
+    return with_state
+
+
+def _compile_node(
+    node: StreamNode, downstream: PushFn, emitter: Optional[Emitter], states: Optional[StateProvider] = None
+) -> PushFn:
     func = node.func
     kind = node.kind
     nxt = downstream
+    metadata = node.metadata
+    if node.options.get("stream_id"):
+        func = _stateful(node, states)
+        metadata = True
     if kind == "root":
         return nxt
     if kind == "apply":
         if node.expand:
-            if node.metadata:
+            if metadata:
 
                 def push(v: Any, k: Any, t: int, h: Any) -> None:
                     for item in func(v, k, t, h):  # type: ignore[misc]
@@ -150,7 +200,7 @@ def _compile_node(node: StreamNode, downstream: PushFn, emitter: Optional[Emitte
                     for item in func(v):  # type: ignore[misc]
                         nxt(item, k, t, h)
 
-        elif node.metadata:
+        elif metadata:
 
             def push(v: Any, k: Any, t: int, h: Any) -> None:
                 nxt(func(v, k, t, h), k, t, h)  # type: ignore[misc]
@@ -162,7 +212,7 @@ def _compile_node(node: StreamNode, downstream: PushFn, emitter: Optional[Emitte
 
         return push
     if kind == "update":
-        if node.metadata:
+        if metadata:
 
             def push(v: Any, k: Any, t: int, h: Any) -> None:
                 func(v, k, t, h)  # type: ignore[misc]
@@ -176,7 +226,7 @@ def _compile_node(node: StreamNode, downstream: PushFn, emitter: Optional[Emitte
 
         return push
     if kind == "filter":
-        if node.metadata:
+        if metadata:
 
             def push(v: Any, k: Any, t: int, h: Any) -> None:
                 if func(v, k, t, h):  # type: ignore[misc]
@@ -246,11 +296,17 @@ def _fan_out(pushes: list[PushFn]) -> PushFn:
     return push
 
 
-def compose(root: StreamNode | Stream, collect: Optional[PushFn] = None, emitter: Optional[Emitter] = None) -> PushFn:
+def compose(
+    root: StreamNode | Stream,
+    collect: Optional[PushFn] = None,
+    emitter: Optional[Emitter] = None,
+    states: Optional[StateProvider] = None,
+) -> PushFn:
     """Compile the tree under ``root`` into one ``push(value, key, ts, headers)`` function.
 
     :param collect: called with every record that reaches the end of a branch (a leaf).
     :param emitter: receives records of ``to_topic`` and ``sink`` nodes.
+    :param states: gives stateful steps their ``State``.
     """
     node = root.node if isinstance(root, Stream) else root
     leaf: PushFn = collect if collect is not None else (lambda v, k, t, h: None)
@@ -262,6 +318,6 @@ def compose(root: StreamNode | Stream, collect: Optional[PushFn] = None, emitter
             downstream = build(n.children[0])
         else:
             downstream = _fan_out([build(c) for c in n.children])
-        return _compile_node(n, downstream, emitter)
+        return _compile_node(n, downstream, emitter, states)
 
     return build(node)

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import contextvars
 import pprint
+import weakref
 from typing import Any, Callable, Iterable, List, Literal, Optional, Union
 
 from ..context import set_message_context
-from ..core.stream import Stream, compose
+from ..core.stream import Stream, StreamNode, compose
 from ..models.messagecontext import MessageContext
 from ..models.topics.topic import Topic
 from ..models.types import Headers, HeadersTuples
 from ..sinks.base.sink import BaseSink
+from ..state.store import KeyedStateStore
 from .exceptions import InvalidOperation
 from .series import StreamingSeries
 
@@ -42,6 +44,8 @@ class _TestEmitter:
 
 
 _current_ctx: contextvars.ContextVar[MessageContext] = contextvars.ContextVar("_sdf_test_ctx")
+#: in-memory state of ``sdf.test()`` per dataframe tree: it persists across ``test()`` calls
+_test_states: "weakref.WeakKeyDictionary[StreamNode, KeyedStateStore]" = weakref.WeakKeyDictionary()
 
 
 class StreamingDataFrame:
@@ -92,12 +96,8 @@ class StreamingDataFrame:
         self._stream = stream
         return self
 
-    @staticmethod
-    def _check_stateless(stateful: bool) -> None:
-        if stateful:
-            raise NotImplementedError(
-                "stateful=True is not available yet in streamspark (tracked by the stateful processing issue)"
-            )
+    def _state_scope(self, stateful: bool) -> Optional[str]:
+        return self._stream_id if stateful else None
 
     # --- transformations ---------------------------------------------------------------
     def apply(
@@ -117,8 +117,9 @@ class StreamingDataFrame:
         >>> StreamingDataFrame(Topic("t")).apply(lambda v: [v, v], expand=True).test(1)
         [(1, b'key', 0, None), (1, b'key', 0, None)]
         """
-        self._check_stateless(stateful)
-        return self._derive(self._stream.add_apply(func, expand=expand, metadata=metadata))
+        return self._derive(
+            self._stream.add_apply(func, expand=expand, metadata=metadata, stateful_in=self._state_scope(stateful))
+        )
 
     def update(self, func: Callable[..., Any], *, stateful: bool = False, metadata: bool = False) -> "StreamingDataFrame":
         """Call ``func`` for a side effect or an in-place mutation; the value passes on (in-place).
@@ -128,8 +129,7 @@ class StreamingDataFrame:
         >>> sdf.update(lambda v: v.append(2)).test([1])
         [([1, 2], b'key', 0, None)]
         """
-        self._check_stateless(stateful)
-        return self._in_place(self._stream.add_update(func, metadata=metadata))
+        return self._in_place(self._stream.add_update(func, metadata=metadata, stateful_in=self._state_scope(stateful)))
 
     def filter(self, func: Callable[..., Any], *, stateful: bool = False, metadata: bool = False) -> "StreamingDataFrame":
         """Keep records for which ``func`` returns a truthy value.
@@ -138,8 +138,7 @@ class StreamingDataFrame:
         >>> StreamingDataFrame(Topic("t")).filter(lambda v: v > 1).test(1)
         []
         """
-        self._check_stateless(stateful)
-        return self._derive(self._stream.add_filter(func, metadata=metadata))
+        return self._derive(self._stream.add_filter(func, metadata=metadata, stateful_in=self._state_scope(stateful)))
 
     def contains(self, keys: Union[str, List[str]]) -> StreamingSeries:
         """A series that is True when **all** ``keys`` are present in the value."""
@@ -285,7 +284,9 @@ class StreamingDataFrame:
     def compose(self, sink: Optional[Callable[[Any, Any, int, Headers], None]] = None) -> dict[str, Callable[..., None]]:
         """Compile the whole tree of this dataframe's topic into ``{topic_name: push(value, key, ts, headers)}``."""
         name = self._topic.name if self._topic is not None else "test"
-        return {name: compose(self._stream.root(), collect=sink, emitter=_TestEmitter())}
+        root = self._stream.root()
+        states = _test_states.setdefault(root, KeyedStateStore())
+        return {name: compose(root, collect=sink, emitter=_TestEmitter(), states=states)}
 
     def test(
         self,
@@ -308,7 +309,11 @@ class StreamingDataFrame:
                                  partition=0, offset=0, size=0, timestamp=timestamp, headers=headers)
         result: list[Any] = []
         emitter = _TestEmitter()
-        push = compose(self._stream.root(), collect=lambda v, k, t, h: result.append((v, k, t, h)), emitter=emitter)
+        root = self._stream.root()
+        states = _test_states.get(root)
+        if states is None:
+            states = _test_states[root] = KeyedStateStore()
+        push = compose(root, collect=lambda v, k, t, h: result.append((v, k, t, h)), emitter=emitter, states=states)
 
         def run() -> None:
             set_message_context(ctx)

@@ -27,6 +27,20 @@ class PipelinePlan:
     metadata: bool = False
     loglevel: Any = "INFO"
 
+    @property
+    def stateful(self) -> bool:
+        """True when a step needs per-key state (the pipeline then runs per key bucket)."""
+        return any(node.options.get("stream_id") for node in self._nodes())
+
+    def _nodes(self) -> list[StreamNode]:
+        found = []
+        stack = list(self.roots.values())
+        while stack:
+            node = stack.pop()
+            found.append(node)
+            stack.extend(node.children)
+        return found
+
     def sink_nodes(self) -> list[StreamNode]:
         found = []
         for root in self.roots.values():

@@ -26,13 +26,13 @@ from ..sinks.base.exceptions import SinkBackpressureError
 from ..sinks.base.sink import BaseSink
 from ._plan import PipelinePlan
 
-__all__ = ("run_task", "SUMMARY_SCHEMA")
+__all__ = ("run_task", "run_bucket", "TaskProcessor", "SUMMARY_SCHEMA")
 
 logger = logging.getLogger("streamspark")
 
 SUMMARY_SCHEMA = (
     "spark_partition int, input_count long, output_count long, skipped long, "
-    "collected binary, sink_payloads binary, backpressure binary, error binary"
+    "collected binary, sink_payloads binary, error binary"
 )
 _SUMMARY_ARROW = pa.schema(
     [
@@ -42,7 +42,6 @@ _SUMMARY_ARROW = pa.schema(
         ("skipped", pa.int64()),
         ("collected", pa.binary()),
         ("sink_payloads", pa.binary()),
-        ("backpressure", pa.binary()),
         ("error", pa.binary()),
     ]
 )
@@ -101,13 +100,13 @@ def _error_payload(fatal: _Fatal) -> bytes:
 class _Emitter:
     """Receives outputs of the compiled pipeline inside a task."""
 
-    def __init__(self, plan: PipelinePlan, sinks: dict[int, BaseSink], topic_enabled: bool, sinks_enabled: Optional[set[int]]) -> None:
+    def __init__(self, plan: PipelinePlan, sinks: dict[int, BaseSink]) -> None:
         self.plan = plan
-        self.sinks = sinks  # id(sink object in the plan) -> started instance
+        self.sinks = sinks  # node id -> started instance
         self.sink_ids = {id(obj): node_id for node_id, obj in self._plan_sinks(plan)}
-        self.topic_enabled = topic_enabled
-        self.sinks_enabled = sinks_enabled
-        self.producer: Any = _producer(plan.producer_config) if topic_enabled else None
+        #: what each sink received since its last flush, to feed it again after backpressure
+        self.replay: dict[int, list[tuple[Any, ...]]] = {node_id: [] for node_id in sinks}
+        self.producer: Any = _producer(plan.producer_config)
         self.delivery_errors: list[tuple[Any, Row]] = []
         self.ctx: MessageContext = MessageContext()
         self.row: Optional[Row] = None
@@ -149,15 +148,13 @@ class _Emitter:
 
     def to_sink(self, sink: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
         node_id = self.sink_ids[id(sink)]
-        if self.sinks_enabled is not None and node_id not in self.sinks_enabled:
-            return
         ctx = self.ctx
-        self.sinks[node_id].add(value, key, timestamp, headers, ctx.topic, ctx.partition, ctx.offset)
+        args = (value, key, timestamp, headers, ctx.topic, ctx.partition, ctx.offset)
+        self.replay[node_id].append(args)
+        self.sinks[node_id].add(*args)
 
 
-def _collector(plan: PipelinePlan, emitter: _Emitter, out: list[Any], counter: list[int], enabled: bool) -> Any:
-    if not enabled:
-        return lambda v, k, t, h: None
+def _collector(plan: PipelinePlan, emitter: _Emitter, out: list[Any], counter: list[int]) -> Any:
     if not plan.collect:
 
         def count_only(v: Any, k: Any, t: int, h: Any) -> None:
@@ -201,117 +198,198 @@ def _started_sinks(plan: PipelinePlan) -> dict[int, BaseSink]:
     return sinks
 
 
-def run_task(batches: Iterator[pa.RecordBatch], plan: PipelinePlan, retry: Optional[dict[int, list[int]]] = None) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` body: process every input record of this task and yield one summary row.
+class TaskProcessor:
+    """Processes records inside one Spark task and reports one summary.
 
-    :param retry: for a backpressure retry, ``{spark_partition: [sink node ids]}``: only
-        those sinks receive records; nothing is produced or collected again.
+    Usage: ``process(columns)`` for each Arrow batch (as ``to_pydict()`` columns), then
+    ``finish()``, which flushes sinks (retrying a sink after backpressure with the same
+    records), then the producer, and returns the summary row. Any unhandled error stops
+    processing and is reported in the summary instead of failing the Spark task.
     """
-    from pyspark import TaskContext
 
-    if plan.loglevel:
-        configure_logging(plan.loglevel)
-    tc = TaskContext.get()
-    spark_partition = tc.partitionId() if tc is not None else 0
-    sinks_enabled: Optional[set[int]] = None
-    if retry is not None:
-        sinks_enabled = set(retry.get(spark_partition, ()))
-        if not sinks_enabled:
-            yield _summary(spark_partition)
-            return
+    def __init__(self, plan: PipelinePlan, spark_partition: int, states: Any = None) -> None:
+        self.plan = plan
+        self.spark_partition = spark_partition
+        self.collected: list[Any] = []
+        self.counter = [0]
+        self.input_count = 0
+        self.skipped = 0
+        self.error: Optional[bytes] = None
+        self.sinks: dict[int, BaseSink] = {}
+        self.emitter: Optional[_Emitter] = None
+        self.pushes: dict[str, Any] = {}
+        try:
+            self.sinks = _started_sinks(plan)
+            self.emitter = _Emitter(plan, self.sinks)
+            leaf = _collector(plan, self.emitter, self.collected, self.counter)
+            self.pushes = {
+                name: compose(root, collect=leaf, emitter=self.emitter, states=states) for name, root in plan.roots.items()
+            }
+        except Exception as exc:  # sink setup, producer creation
+            self._failed(_Fatal(exc, "setup", None, None, None))
 
-    first = retry is None
-    collected: list[Any] = []
-    counter = [0]
-    input_count = 0
-    skipped = 0
-    error: Optional[bytes] = None
-    backpressure: dict[int, float] = {}
-    sink_payloads: dict[int, Any] = {}
-    sinks: dict[int, BaseSink] = {}
-    emitter: Optional[_Emitter] = None
-    try:
-        sinks = _started_sinks(plan)
-        emitter = _Emitter(plan, sinks, topic_enabled=first, sinks_enabled=sinks_enabled)
-        leaf = _collector(plan, emitter, collected, counter, enabled=first)
-        pushes = {name: compose(root, collect=leaf, emitter=emitter) for name, root in plan.roots.items()}
-        on_processed = plan.on_message_processed if first else None
-        for batch in batches:
-            cols = batch.to_pydict()
-            n = batch.num_rows
-            input_count += n
-            topics_col = cols["topic"]
-            for i in range(n):
-                tname = topics_col[i]
-                part = cols["partition"][i]
-                offset = cols["offset"][i]
-                raw_headers = cols["headers"][i]
-                headers = [(h["key"], h["value"]) for h in raw_headers] if raw_headers else None
-                ts = cols["timestamp"][i]
-                ts_type = cols["timestamp_type"][i]
-                raw_key = cols["key"][i]
-                topic = plan.topics[tname]
-                try:
-                    rows = topic.deserialize(cols["value"][i], raw_key, headers, ts, ts_type)
-                except Exception as exc:
-                    raw = RawMessage(tname, part, offset, raw_key, cols["value"][i], headers, ts, ts_type)
-                    if plan.on_consumer_error(exc, raw, logger):
-                        skipped += 1
-                        continue
-                    raise _Fatal(exc, "consumer", tname, part, offset) from exc
-                push = pushes[tname]
-                for value, key, timestamp in rows:
-                    ctx = MessageContext(key=key, topic=tname, partition=part, offset=offset,
-                                         size=0, timestamp=timestamp, headers=headers)
-                    emitter.ctx = ctx
-                    set_message_context(ctx)
-                    try:
-                        push(value, key, timestamp, headers)
-                    except _Fatal:
-                        raise
-                    except Exception as exc:
-                        if plan.on_processing_error(exc, Row(value, key, timestamp, ctx, headers), logger):
-                            skipped += 1
-                            continue
-                        raise _Fatal(exc, "processing", tname, part, offset) from exc
-                if on_processed is not None:
-                    on_processed(tname, part, offset)
-        # commit order: sinks first, then the producer
-        for node_id, sink in sinks.items():
-            if sinks_enabled is not None and node_id not in sinks_enabled:
-                continue
-            try:
-                sink.flush()
-            except SinkBackpressureError as exc:
-                sink.on_paused()
-                backpressure[node_id] = exc.retry_after
-                continue
-            except Exception as exc:
-                raise _Fatal(exc, "sink", None, None, None) from exc
-            if sink._collect_to_driver:
-                sink_payloads[node_id] = sink._drain_for_driver()
-        if emitter.producer is not None:
-            _flush_producer(emitter, plan)
-    except _Fatal as fatal:
-        for sink in sinks.values():
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    def _failed(self, fatal: _Fatal) -> None:
+        for sink in self.sinks.values():
             sink.on_paused()
             if sink._collect_to_driver:
                 sink._drain_for_driver()
-        error = _error_payload(fatal)
-    except Exception as exc:  # a failure outside any record (sink setup, producer creation)
-        for sink in sinks.values():
-            sink.on_paused()
-        error = _error_payload(_Fatal(exc, "setup", None, None, None))
-    yield _summary(
-        spark_partition,
-        input_count=input_count,
-        output_count=counter[0],
-        skipped=skipped,
-        collected=pickle.dumps(collected) if collected else None,
-        sink_payloads=pickle.dumps(sink_payloads) if sink_payloads else None,
-        backpressure=pickle.dumps(backpressure) if backpressure else None,
-        error=error,
-    )
+        self.error = _error_payload(fatal)
+
+    def process(self, cols: dict[str, list[Any]]) -> None:
+        if self.error is not None:
+            return
+        try:
+            self._process(cols)
+        except _Fatal as fatal:
+            self._failed(fatal)
+
+    def _process(self, cols: dict[str, list[Any]]) -> None:
+        plan, emitter = self.plan, self.emitter
+        assert emitter is not None
+        on_processed = plan.on_message_processed
+        topics_col, parts, offsets = cols["topic"], cols["partition"], cols["offset"]
+        values, keys, stamps, stamp_types, all_headers = (
+            cols["value"], cols["key"], cols["timestamp"], cols["timestamp_type"], cols["headers"]
+        )
+        n = len(offsets)
+        self.input_count += n
+        for i in range(n):
+            tname = topics_col[i]
+            part = parts[i]
+            offset = offsets[i]
+            raw_headers = all_headers[i]
+            headers = [(h["key"], h["value"]) for h in raw_headers] if raw_headers else None
+            topic = plan.topics[tname]
+            try:
+                rows = topic.deserialize(values[i], keys[i], headers, stamps[i], stamp_types[i])
+            except Exception as exc:
+                raw = RawMessage(tname, part, offset, keys[i], values[i], headers, stamps[i], stamp_types[i])
+                if plan.on_consumer_error(exc, raw, logger):
+                    self.skipped += 1
+                    continue
+                raise _Fatal(exc, "consumer", tname, part, offset) from exc
+            push = self.pushes[tname]
+            for value, key, timestamp in rows:
+                ctx = MessageContext(key=key, topic=tname, partition=part, offset=offset,
+                                     size=0, timestamp=timestamp, headers=headers)
+                emitter.ctx = ctx
+                set_message_context(ctx)
+                try:
+                    push(value, key, timestamp, headers)
+                except _Fatal:
+                    raise
+                except Exception as exc:
+                    if plan.on_processing_error(exc, Row(value, key, timestamp, ctx, headers), logger):
+                        self.skipped += 1
+                        continue
+                    raise _Fatal(exc, "processing", tname, part, offset) from exc
+            if on_processed is not None:
+                on_processed(tname, part, offset)
+
+    def _flush_sink(self, node_id: int, sink: BaseSink) -> None:
+        """Flush; after ``SinkBackpressureError`` drop, wait ``retry_after`` and feed the same records again."""
+        assert self.emitter is not None
+        records = self.emitter.replay[node_id]
+        while True:
+            try:
+                sink.flush()
+                break
+            except SinkBackpressureError as exc:
+                sink.on_paused()
+                logger.info("Sink %s asked for backpressure: retrying %d record(s) in %.1fs",
+                            type(sink).__name__, len(records), exc.retry_after)
+                time.sleep(max(exc.retry_after, 0.0))
+                for args in records:
+                    sink.add(*args)
+            except Exception as exc:
+                raise _Fatal(exc, "sink", None, None, None) from exc
+        records.clear()
+
+    def finish(self, payloads: Optional[dict[int, Any]] = None) -> dict[str, Any]:
+        """Flush sinks then the producer (the commit order); return the summary fields."""
+        sink_payloads: dict[int, Any] = {}
+        if self.error is None and self.emitter is not None:
+            try:
+                for node_id, sink in self.sinks.items():
+                    self._flush_sink(node_id, sink)
+                    if sink._collect_to_driver:
+                        sink_payloads[node_id] = sink._drain_for_driver()
+                _flush_producer(self.emitter, self.plan)
+            except _Fatal as fatal:
+                self._failed(fatal)
+                sink_payloads = {}
+        return {
+            "spark_partition": self.spark_partition,
+            "input_count": self.input_count,
+            "output_count": self.counter[0],
+            "skipped": self.skipped,
+            "collected": pickle.dumps(self.collected) if self.collected and self.error is None else None,
+            "sink_payloads": pickle.dumps(sink_payloads) if sink_payloads else None,
+            "error": self.error,
+        }
+
+
+def _spark_partition() -> int:
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    return tc.partitionId() if tc is not None else 0
+
+
+def run_task(batches: Iterator[pa.RecordBatch], plan: PipelinePlan) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` body of stateless pipelines: every record of the task, one summary row."""
+    if plan.loglevel:
+        configure_logging(plan.loglevel)
+    processor = TaskProcessor(plan, _spark_partition())
+    for batch in batches:
+        if processor.failed:
+            continue  # drain the input; the error is reported below
+        processor.process(batch.to_pydict())
+    summary = processor.finish()
+    yield pa.RecordBatch.from_pydict({k: [v] for k, v in summary.items()}, schema=_SUMMARY_ARROW)
+
+
+def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: Iterator[Any], group_state: Any) -> Iterator[Any]:
+    """``applyInPandasWithState`` body of stateful pipelines: one bucket of message keys.
+
+    The bucket's state (every key's ``State`` of every stream) is one blob in Spark state:
+    loaded here, handed to the stateful steps, and written back when the bucket succeeds.
+    Records are processed in (partition, offset) order, so each key sees its messages in
+    Kafka order.
+    """
+    import pandas as pd
+
+    from ..state.store import KeyedStateStore
+
+    if plan.loglevel:
+        configure_logging(plan.loglevel)
+    frame = pd.concat(list(frames), ignore_index=True) if frames is not None else None
+    processor: Optional[TaskProcessor] = None
+    try:
+        blob = group_state.get[0] if group_state.exists else None
+        store = KeyedStateStore.loads(blob, buckets)
+        processor = TaskProcessor(plan, _spark_partition(), states=store)
+        if frame is not None and len(frame):
+            frame = frame.sort_values(["partition", "offset"], kind="stable")
+            cols = {name: frame[name].tolist() for name in ("topic", "partition", "offset", "timestamp",
+                                                             "timestamp_type", "key", "value", "headers")}
+            cols["headers"] = [None if h is None else list(h) for h in cols["headers"]]
+            processor.process(cols)
+        summary = processor.finish()
+        if summary["error"] is None:
+            group_state.update((store.dumps(),))
+    except Exception as exc:  # the state blob could not be read or written
+        if processor is not None:
+            processor._failed(_Fatal(exc, "state", None, None, None))
+        summary = {
+            "spark_partition": _spark_partition(), "input_count": 0, "output_count": 0, "skipped": 0,
+            "collected": None, "sink_payloads": None, "error": _error_payload(_Fatal(exc, "state", None, None, None)),
+        }
+    yield pd.DataFrame({k: [v] for k, v in summary.items()})
 
 
 def _flush_producer(emitter: _Emitter, plan: PipelinePlan) -> None:
@@ -322,23 +400,10 @@ def _flush_producer(emitter: _Emitter, plan: PipelinePlan) -> None:
     while producer.flush(1.0) > 0:
         if time.monotonic() > deadline:
             raise _Fatal(TimeoutError("Kafka producer could not deliver messages within 120s"), "producer", None, None, None)
-    for err, row in emitter.delivery_errors:
+    errors, emitter.delivery_errors = emitter.delivery_errors, []
+    for err, row in errors:
         from confluent_kafka import KafkaException
 
         exc = KafkaException(err)
         if not plan.on_producer_error(exc, row, logger):
             raise _Fatal(exc, "producer", row.topic, row.partition, row.offset)
-
-
-def _summary(spark_partition: int, **fields: Any) -> pa.RecordBatch:
-    row = {
-        "spark_partition": [spark_partition],
-        "input_count": [fields.get("input_count", 0)],
-        "output_count": [fields.get("output_count", 0)],
-        "skipped": [fields.get("skipped", 0)],
-        "collected": [fields.get("collected")],
-        "sink_payloads": [fields.get("sink_payloads")],
-        "backpressure": [fields.get("backpressure")],
-        "error": [fields.get("error")],
-    }
-    return pa.RecordBatch.from_pydict(row, schema=_SUMMARY_ARROW)

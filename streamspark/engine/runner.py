@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from ..exceptions import ProcessingError
 from ._kafka_source import SOURCE_NAME, source_options
 from ._plan import PipelinePlan
-from ._task import SUMMARY_SCHEMA, run_task
+from ._task import SUMMARY_SCHEMA, run_bucket, run_task
 from .session import get_spark
 
 __all__ = ("QueryRunner", "RunLimits")
@@ -50,6 +50,7 @@ class QueryRunner:
         request_timeout: float,
         sinks_by_node: dict[int, Any],
         progress: Optional[Callable[[dict[str, Any]], None]] = None,
+        state_buckets: int = 64,
     ) -> None:
         self.plan = plan
         self.kafka_config = kafka_config
@@ -62,6 +63,7 @@ class QueryRunner:
         self.request_timeout = request_timeout
         self.sinks_by_node = sinks_by_node
         self.progress = progress
+        self.state_buckets = state_buckets
 
         self.collected: list[Any] = []
         self.outputs = 0
@@ -104,38 +106,22 @@ class QueryRunner:
     def _process_batch(self, batch_df: Any, batch_id: int, limits: RunLimits) -> None:
         started = time.monotonic()
         plan = self.plan
-        first = batch_df.mapInArrow(functools.partial(run_task, plan=plan), SUMMARY_SCHEMA).collect()
-        self._raise_errors(first)
-        batch_inputs = sum(r["input_count"] for r in first)
-        batch_outputs = sum(r["output_count"] for r in first)
-        skipped = sum(r["skipped"] for r in first)
-        payloads = [r["sink_payloads"] for r in first if r["sink_payloads"]]
-        # backpressure: retry only the sinks (and Spark partitions) that asked for it
-        pending = self._backpressure(first)
-        while pending:
-            wait = max(retry_after for _, _, retry_after in pending)
-            logger.info(
-                "Sink backpressure: retrying %d sink partition(s) of batch %d in %.1fs", len(pending), batch_id, wait
-            )
-            if self._stop.wait(max(wait, 0.0)):
-                raise _StopRequested()
-            retry: dict[int, list[int]] = {}
-            for part, node_id, _ in pending:
-                retry.setdefault(part, []).append(node_id)
-            again = batch_df.mapInArrow(functools.partial(run_task, plan=plan, retry=retry), SUMMARY_SCHEMA).collect()
-            self._raise_errors(again)
-            pending = self._backpressure(again)
-            payloads.extend(r["sink_payloads"] for r in again if r["sink_payloads"])
+        summaries = batch_df.collect()
+        self._raise_errors(summaries)
+        batch_inputs = sum(r["input_count"] for r in summaries)
+        batch_outputs = sum(r["output_count"] for r in summaries)
+        skipped = sum(r["skipped"] for r in summaries)
         # the batch succeeded: hand over what driver-side sinks and the collector gathered
-        for payload in payloads:
-            for node_id, items in pickle.loads(payload).items():
-                self.sinks_by_node[node_id]._receive_from_worker(items)
+        for r in summaries:
+            if r["sink_payloads"]:
+                for node_id, items in pickle.loads(r["sink_payloads"]).items():
+                    self.sinks_by_node[node_id]._receive_from_worker(items)
         with self._lock:
             self.inputs += batch_inputs
             self.outputs += batch_outputs
             self.batches += 1
             if plan.collect:
-                for r in sorted(first, key=lambda r: r["spark_partition"]):
+                for r in sorted(summaries, key=lambda r: r["spark_partition"]):
                     if r["collected"]:
                         self.collected.extend(pickle.loads(r["collected"]))
         if batch_inputs:
@@ -150,15 +136,6 @@ class QueryRunner:
             )
         if limits.count and self.outputs >= limits.count:
             self._stop.set()
-
-    @staticmethod
-    def _backpressure(summaries: list[Any]) -> list[tuple[int, int, float]]:
-        pending = []
-        for r in summaries:
-            if r["backpressure"]:
-                for node_id, retry_after in pickle.loads(r["backpressure"]).items():
-                    pending.append((r["spark_partition"], node_id, retry_after))
-        return pending
 
     @staticmethod
     def _raise_errors(summaries: list[Any]) -> None:
@@ -190,14 +167,33 @@ class QueryRunner:
             request_timeout=self.request_timeout,
         )
         df = spark.readStream.format(SOURCE_NAME).options(**options).load()
+        summaries = self._pipeline(df)
         writer = (
-            df.writeStream.queryName(f"streamspark-{uuid.uuid4().hex[:8]}")
+            summaries.writeStream.queryName(f"streamspark-{uuid.uuid4().hex[:8]}")
             .foreachBatch(lambda batch_df, batch_id: self._on_batch(batch_df, batch_id, limits))
             .option("checkpointLocation", self.checkpoint_dir)
             .trigger(processingTime=f"{int(self.trigger_interval * 1000)} milliseconds")
         )
         self._query = writer.start()
         return self._query
+
+    def _pipeline(self, df: Any) -> Any:
+        """The streaming plan: records in, one summary row per task (or per state bucket) out."""
+        plan = self.plan
+        if not plan.stateful:
+            return df.mapInArrow(functools.partial(run_task, plan=plan), SUMMARY_SCHEMA)
+        from pyspark.sql import functions as F
+        from pyspark.sql.streaming.state import GroupStateTimeout
+
+        buckets = self.state_buckets
+        keyed = df.withColumn("_bucket", F.coalesce(F.pmod(F.crc32(F.col("key")), F.lit(buckets)), F.lit(0)))
+        return keyed.groupBy("_bucket").applyInPandasWithState(
+            functools.partial(run_bucket, plan, buckets),
+            outputStructType=SUMMARY_SCHEMA,
+            stateStructType="blob binary",
+            outputMode="append",
+            timeoutConf=GroupStateTimeout.NoTimeout,
+        )
 
     def run(self, limits: RunLimits) -> None:
         """Start the query and block until a stop condition, a stop request or a failure."""

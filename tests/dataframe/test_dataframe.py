@@ -58,9 +58,26 @@ def test_filter_and_filter_metadata():
     assert StreamingDataFrame(Topic("t")).filter(lambda v, k, t, h: k == b"ok", metadata=True).test(1, key=b"no") == []
 
 
-def test_stateful_is_not_available_yet(sdf):
-    with pytest.raises(NotImplementedError, match="stateful"):
-        sdf.apply(lambda v, s: v, stateful=True)
+def test_stateful_steps_keep_state_per_key_across_test_calls(sdf):
+    def count(v, state):
+        n = state.get("n", 0) + 1
+        state.set("n", n)
+        return {**v, "n": n}
+
+    sdf = sdf.apply(count, stateful=True)
+    sdf = sdf.filter(lambda v, state: not state.exists(v["e"]), stateful=True)
+    sdf.update(lambda v, k, t, h, state: state.set(v["e"], True), stateful=True, metadata=True)
+    outs = [values(sdf.test({"e": e}, key=k)) for k, e in [(b"a", "x"), (b"a", "y"), (b"b", "x"), (b"a", "x")]]
+    assert outs == [[{"e": "x", "n": 1}], [{"e": "y", "n": 2}], [{"e": "x", "n": 1}], []]
+
+
+def test_unserializable_state_value_names_the_step(sdf):
+    def keep(v, state):
+        state.set("bad", {1, 2})
+
+    sdf.update(keep, stateful=True)
+    with pytest.raises(Exception, match=r"State value for key 'bad' in update\(keep\) in stream \"in\" .* not JSON-serialisable"):
+        sdf.test({})
 
 
 def test_column_get_set_and_nested(sdf):
