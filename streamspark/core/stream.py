@@ -45,6 +45,8 @@ class Emitter(Protocol):
 
     def to_sink(self, sink: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None: ...
 
+    def to_group(self, node: "StreamNode", value: Any, key: Any, timestamp: int, headers: Any) -> None: ...
+
 
 def _copy_value(value: Any) -> Any:
     """Copy a value for a branch (pickle round-trip is faster than deepcopy for plain data)."""
@@ -126,6 +128,13 @@ class Stream:
     def add_sink(self, sink: Any) -> "Stream":
         return self._add("sink", None, sink=sink)
 
+    def add_group_by(self, key_func: Callable[[Any], Any], name: str, stream_id: str) -> "Stream":
+        """Re-key records with ``key_func(value)``; downstream state is scoped by the new key.
+
+        On Spark this is where records are shuffled by their new key.
+        """
+        return self._add("group_by", key_func, group_name=name, group_stream_id=stream_id)
+
     def root(self) -> StreamNode:
         node = self.node
         while node.parent is not None:
@@ -175,7 +184,11 @@ def _stateful(node: StreamNode, states: Optional[StateProvider]) -> Callable[...
 
 
 def _compile_node(
-    node: StreamNode, downstream: PushFn, emitter: Optional[Emitter], states: Optional[StateProvider] = None
+    node: StreamNode,
+    downstream: PushFn,
+    emitter: Optional[Emitter],
+    states: Optional[StateProvider] = None,
+    split_groups: bool = False,
 ) -> PushFn:
     func = node.func
     kind = node.kind
@@ -252,6 +265,22 @@ def _compile_node(
                 nxt(*func(v, k, t, h))  # type: ignore[misc]
 
         return push
+    if kind == "group_by":
+        key_func = func
+        if split_groups:
+            if emitter is None:
+                raise InvalidTopology("group_by() needs an emitter to compile for a shuffle")
+            send_group = emitter.to_group
+
+            def push(v: Any, k: Any, t: int, h: Any) -> None:
+                send_group(node, v, key_func(v), t, h)  # type: ignore[misc]
+
+        else:
+
+            def push(v: Any, k: Any, t: int, h: Any) -> None:
+                nxt(v, key_func(v), t, h)  # type: ignore[misc]
+
+        return push
     if kind == "to_topic":
         topic = node.options["topic"]
         key_fn = func
@@ -301,23 +330,32 @@ def compose(
     collect: Optional[PushFn] = None,
     emitter: Optional[Emitter] = None,
     states: Optional[StateProvider] = None,
+    split_groups: bool = False,
+    below: bool = False,
 ) -> PushFn:
     """Compile the tree under ``root`` into one ``push(value, key, ts, headers)`` function.
 
     :param collect: called with every record that reaches the end of a branch (a leaf).
     :param emitter: receives records of ``to_topic`` and ``sink`` nodes.
     :param states: gives stateful steps their ``State``.
+    :param split_groups: ``group_by`` nodes hand records to ``emitter.to_group`` (for a
+        shuffle) instead of continuing; without it they re-key in place (``sdf.test``).
+    :param below: compile only what is below ``root`` (the subtree after a ``group_by``,
+        whose records arrive already re-keyed).
     """
     node = root.node if isinstance(root, Stream) else root
     leaf: PushFn = collect if collect is not None else (lambda v, k, t, h: None)
 
-    def build(n: StreamNode) -> PushFn:
+    def children(n: StreamNode) -> PushFn:
         if not n.children:
-            downstream = leaf
-        elif len(n.children) == 1:
-            downstream = build(n.children[0])
-        else:
-            downstream = _fan_out([build(c) for c in n.children])
-        return _compile_node(n, downstream, emitter, states)
+            return leaf
+        if len(n.children) == 1:
+            return build(n.children[0])
+        return _fan_out([build(c) for c in n.children])
 
-    return build(node)
+    def build(n: StreamNode) -> PushFn:
+        if split_groups and n.kind == "group_by":  # what follows runs after the shuffle
+            return _compile_node(n, leaf, emitter, states, split_groups)
+        return _compile_node(n, children(n), emitter, states, split_groups)
+
+    return children(node) if below else build(node)

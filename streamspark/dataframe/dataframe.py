@@ -22,7 +22,7 @@ from ..models.topics.topic import Topic
 from ..models.types import Headers, HeadersTuples
 from ..sinks.base.sink import BaseSink
 from ..state.store import KeyedStateStore
-from .exceptions import InvalidOperation
+from .exceptions import GroupByLimitExceeded, InvalidOperation
 from .series import StreamingSeries
 
 __all__ = ("StreamingDataFrame",)
@@ -37,6 +37,9 @@ class _TestEmitter:
     def to_topic(self, topic: Topic, value: Any, key: Any, timestamp: int, headers: Headers) -> None:
         msg = topic.serialize(key=key, value=value, headers=headers, timestamp_ms=timestamp)
         self.produced.append((topic.name, msg.key, msg.value, timestamp, headers))
+
+    def to_group(self, node: StreamNode, value: Any, key: Any, timestamp: int, headers: Headers) -> None:
+        raise AssertionError("sdf.test() re-keys group_by() in place; nothing is shuffled")
 
     def to_sink(self, sink: BaseSink, value: Any, key: Any, timestamp: int, headers: Headers) -> None:
         ctx = _current_ctx.get()
@@ -71,6 +74,7 @@ class StreamingDataFrame:
         self._stream = stream if stream is not None else Stream()
         self._registry = registry
         self._stream_id = stream_id or (topic.name if topic is not None else "stream")
+        self._grouped = False
 
     # --- identity --------------------------------------------------------------------
     @property
@@ -233,6 +237,51 @@ class StreamingDataFrame:
 
         printer = TablePrinter(size=size, title=title, metadata=metadata, timeout=timeout, columns=columns, column_widths=column_widths)
         return self._in_place(self._stream.add_update(printer.add, metadata=True))
+
+    def group_by(
+        self,
+        key: Union[str, Callable[[Any], Any]],
+        name: Optional[str] = None,
+        value_deserializer: Any = "json",
+        key_deserializer: Any = "json",
+        value_serializer: Any = "json",
+        key_serializer: Any = "json",
+    ) -> "StreamingDataFrame":
+        """Re-key records by a column or ``key(value)``; later state and outputs use the new key.
+
+        On Spark the records are shuffled by their new key (no repartition topic is
+        written, so the (de)serializer arguments are accepted for compatibility only).
+        ``name`` is required for a callable; ``group_by`` is allowed once per dataframe.
+
+        >>> from streamspark.models import Topic
+        >>> sdf = StreamingDataFrame(Topic("orders")).group_by("customer")
+        >>> sdf.test({"customer": "c1"}, key=b"store-7")
+        [({'customer': 'c1'}, 'c1', 0, None)]
+        """
+        if self._grouped:
+            raise GroupByLimitExceeded("group_by() can only be used once per StreamingDataFrame")
+        if callable(key):
+            if not name:
+                raise ValueError("group_by() with a callable needs a unique name=")
+            key_func = key
+            op = name
+        elif isinstance(key, str):
+            column = key
+
+            def key_func(value: Any) -> Any:
+                return value[column]
+
+            op = name or column
+        else:
+            raise TypeError(f"group_by() expects a column name or a callable, got {type(key).__name__}")
+        stream_id = f"{self._stream_id}--groupby--{op}"
+        self._grouped = True
+        return StreamingDataFrame(
+            self._topic,
+            stream=self._stream.add_group_by(key_func, op, stream_id),
+            registry=self._registry,
+            stream_id=stream_id,
+        )
 
     # --- column access ---------------------------------------------------------------
     def __getitem__(self, item: Any) -> Any:

@@ -28,6 +28,33 @@ class PipelinePlan:
     loglevel: Any = "INFO"
 
     @property
+    def group_nodes(self) -> list[StreamNode]:
+        return [node for node in self._nodes() if node.kind == "group_by"]
+
+    def validate(self) -> None:
+        """Reject what the engine cannot run yet, with a clear message."""
+        from ..core.stream import describe
+        from ..exceptions import InvalidTopology
+
+        if not self.group_nodes:
+            return
+        for root in self.roots.values():
+            stack = [(root, False)]
+            while stack:
+                node, below_group = stack.pop()
+                if node.kind == "group_by" and below_group:
+                    raise InvalidTopology(
+                        "A group_by() after another group_by() needs a second shuffle, which streamspark "
+                        "does not support yet"
+                    )
+                if node.options.get("stream_id") and not below_group:
+                    raise InvalidTopology(
+                        f"{describe(node)} is stateful and comes before a group_by() in the same pipeline; "
+                        "streamspark supports stateful steps either without group_by() or after it"
+                    )
+                stack.extend((child, below_group or node.kind == "group_by") for child in node.children)
+
+    @property
     def stateful(self) -> bool:
         """True when a step needs per-key state (the pipeline then runs per key bucket)."""
         return any(node.options.get("stream_id") for node in self._nodes())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import pickle
+import zlib
 import time
 import traceback
 from typing import Any, Iterator, Optional
@@ -24,9 +25,10 @@ from ..models.messagecontext import MessageContext
 from ..models.rows import RawMessage, Row
 from ..sinks.base.exceptions import SinkBackpressureError
 from ..sinks.base.sink import BaseSink
+from ..state.store import scope_key
 from ._plan import PipelinePlan
 
-__all__ = ("run_task", "run_bucket", "TaskProcessor", "SUMMARY_SCHEMA")
+__all__ = ("run_task", "run_bucket", "run_pre_shuffle", "TaskProcessor", "SUMMARY_SCHEMA", "GROUPED_SCHEMA")
 
 logger = logging.getLogger("streamspark")
 
@@ -107,6 +109,9 @@ class _Emitter:
         #: what each sink received since its last flush, to feed it again after backpressure
         self.replay: dict[int, list[tuple[Any, ...]]] = {node_id: [] for node_id in sinks}
         self.producer: Any = _producer(plan.producer_config)
+        #: records re-keyed by a group_by, waiting for the shuffle (pre-shuffle stage only)
+        self.grouped: list[tuple[Any, ...]] = []
+        self.buckets = 1
         self.delivery_errors: list[tuple[Any, Row]] = []
         self.ctx: MessageContext = MessageContext()
         self.row: Optional[Row] = None
@@ -145,6 +150,17 @@ class _Emitter:
             except BufferError:  # the local queue is full: let deliveries drain
                 producer.poll(0.5)
         producer.poll(0)
+
+    def to_group(self, node: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
+        ctx = self.ctx
+        try:
+            skey = scope_key(key)
+            bucket = (zlib.crc32(skey) if skey is not None else 0) % self.buckets
+            row = (bucket, node.id, pickle.dumps(key), pickle.dumps(value), timestamp,
+                   pickle.dumps(headers) if headers else None, ctx.topic, ctx.partition, ctx.offset)
+        except Exception as exc:
+            raise self._fail(exc, "group_by") from exc
+        self.grouped.append(row)
 
     def to_sink(self, sink: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
         node_id = self.sink_ids[id(sink)]
@@ -207,7 +223,12 @@ class TaskProcessor:
     processing and is reported in the summary instead of failing the Spark task.
     """
 
-    def __init__(self, plan: PipelinePlan, spark_partition: int, states: Any = None) -> None:
+    def __init__(
+        self, plan: PipelinePlan, spark_partition: int, states: Any = None, stage: str = "all", buckets: int = 1
+    ) -> None:
+        """:param stage: ``"all"`` runs whole pipelines; ``"pre"`` stops at group_by nodes
+        (their records go to ``emitter.grouped``); ``"post"`` runs what is below group_by
+        nodes on re-keyed records (see :meth:`process_grouped`)."""
         self.plan = plan
         self.spark_partition = spark_partition
         self.collected: list[Any] = []
@@ -218,13 +239,22 @@ class TaskProcessor:
         self.sinks: dict[int, BaseSink] = {}
         self.emitter: Optional[_Emitter] = None
         self.pushes: dict[str, Any] = {}
+        self.group_pushes: dict[int, Any] = {}
         try:
             self.sinks = _started_sinks(plan)
             self.emitter = _Emitter(plan, self.sinks)
+            self.emitter.buckets = buckets
             leaf = _collector(plan, self.emitter, self.collected, self.counter)
-            self.pushes = {
-                name: compose(root, collect=leaf, emitter=self.emitter, states=states) for name, root in plan.roots.items()
-            }
+            if stage == "post":
+                self.group_pushes = {
+                    node.id: compose(node, collect=leaf, emitter=self.emitter, states=states, below=True)
+                    for node in plan.group_nodes
+                }
+            else:
+                self.pushes = {
+                    name: compose(root, collect=leaf, emitter=self.emitter, states=states, split_groups=stage == "pre")
+                    for name, root in plan.roots.items()
+                }
         except Exception as exc:  # sink setup, producer creation
             self._failed(_Fatal(exc, "setup", None, None, None))
 
@@ -289,6 +319,30 @@ class TaskProcessor:
                     raise _Fatal(exc, "processing", tname, part, offset) from exc
             if on_processed is not None:
                 on_processed(tname, part, offset)
+
+    def process_grouped(self, rows: list[tuple[Any, ...]]) -> None:
+        """Run re-keyed records ``(group node id, key, value, ts, headers, topic, partition, offset)``."""
+        if self.error is not None:
+            return
+        plan, emitter = self.plan, self.emitter
+        assert emitter is not None
+        try:
+            for node_id, key, value, timestamp, headers, tname, part, offset in rows:
+                ctx = MessageContext(key=key, topic=tname, partition=part, offset=offset,
+                                     size=0, timestamp=timestamp, headers=headers)
+                emitter.ctx = ctx
+                set_message_context(ctx)
+                try:
+                    self.group_pushes[node_id](value, key, timestamp, headers)
+                except _Fatal:
+                    raise
+                except Exception as exc:
+                    if plan.on_processing_error(exc, Row(value, key, timestamp, ctx, headers), logger):
+                        self.skipped += 1
+                        continue
+                    raise _Fatal(exc, "processing", tname, part, offset) from exc
+        except _Fatal as fatal:
+            self._failed(fatal)
 
     def _flush_sink(self, node_id: int, sink: BaseSink) -> None:
         """Flush; after ``SinkBackpressureError`` drop, wait ``retry_after`` and feed the same records again."""
@@ -368,17 +422,33 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
     if plan.loglevel:
         configure_logging(plan.loglevel)
     frame = pd.concat(list(frames), ignore_index=True) if frames is not None else None
+    grouped = bool(plan.group_nodes)
+    if grouped and key[0] == _SUMMARY_BUCKET:
+        # summaries of the pre-shuffle stage pass through to the driver
+        for blob in frame["summary"] if frame is not None else ():
+            yield pd.DataFrame({k: [v] for k, v in pickle.loads(blob).items()})
+        return
     processor: Optional[TaskProcessor] = None
     try:
         blob = group_state.get[0] if group_state.exists else None
         store = KeyedStateStore.loads(blob, buckets)
-        processor = TaskProcessor(plan, _spark_partition(), states=store)
+        processor = TaskProcessor(plan, _spark_partition(), states=store, stage="post" if grouped else "all")
         if frame is not None and len(frame):
             frame = frame.sort_values(["partition", "offset"], kind="stable")
-            cols = {name: frame[name].tolist() for name in ("topic", "partition", "offset", "timestamp",
-                                                             "timestamp_type", "key", "value", "headers")}
-            cols["headers"] = [None if h is None else list(h) for h in cols["headers"]]
-            processor.process(cols)
+            if grouped:
+                processor.input_count = 0  # counted by the pre-shuffle stage
+                processor.process_grouped([
+                    (node_id, pickle.loads(k), pickle.loads(v), ts, pickle.loads(h) if h is not None else None, t, p, o)
+                    for node_id, k, v, ts, h, t, p, o in zip(
+                        frame["group_node"], frame["gkey"], frame["gvalue"], frame["timestamp"], frame["gheaders"],
+                        frame["topic"], frame["partition"], frame["offset"],
+                    )
+                ])
+            else:
+                cols = {name: frame[name].tolist() for name in ("topic", "partition", "offset", "timestamp",
+                                                                 "timestamp_type", "key", "value", "headers")}
+                cols["headers"] = [None if h is None else list(h) for h in cols["headers"]]
+                processor.process(cols)
         summary = processor.finish()
         if summary["error"] is None:
             group_state.update((store.dumps(),))
@@ -390,6 +460,52 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
             "collected": None, "sink_payloads": None, "error": _error_payload(_Fatal(exc, "state", None, None, None)),
         }
     yield pd.DataFrame({k: [v] for k, v in summary.items()})
+
+
+_SUMMARY_BUCKET = -1
+GROUPED_SCHEMA = (
+    "_bucket int, group_node long, gkey binary, gvalue binary, timestamp long, gheaders binary, "
+    "topic string, partition int, offset long, summary binary"
+)
+_GROUPED_ARROW = pa.schema(
+    [
+        ("_bucket", pa.int32()),
+        ("group_node", pa.int64()),
+        ("gkey", pa.binary()),
+        ("gvalue", pa.binary()),
+        ("timestamp", pa.int64()),
+        ("gheaders", pa.binary()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("summary", pa.binary()),
+    ]
+)
+
+
+def run_pre_shuffle(batches: Iterator[pa.RecordBatch], plan: PipelinePlan, buckets: int) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` body before a group_by shuffle: runs everything up to the group_by nodes.
+
+    Yields the re-keyed records (with their bucket) and one summary row in the reserved
+    bucket -1, which the next stage passes through to the driver.
+    """
+    if plan.loglevel:
+        configure_logging(plan.loglevel)
+    processor = TaskProcessor(plan, _spark_partition(), stage="pre", buckets=buckets)
+    for batch in batches:
+        if processor.failed:
+            continue
+        processor.process(batch.to_pydict())
+    summary = processor.finish()
+    rows = processor.emitter.grouped if processor.emitter is not None and summary["error"] is None else []
+    for start in range(0, len(rows), 10_000):
+        chunk = rows[start:start + 10_000]
+        columns = list(zip(*chunk))
+        yield pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, _GROUPED_ARROW)] + [pa.nulls(len(chunk), pa.binary())], schema=_GROUPED_ARROW)
+    yield pa.RecordBatch.from_pydict(
+        {f.name: [None] for f in _GROUPED_ARROW} | {"_bucket": [_SUMMARY_BUCKET], "summary": [pickle.dumps(summary)]},
+        schema=_GROUPED_ARROW,
+    )
 
 
 def _flush_producer(emitter: _Emitter, plan: PipelinePlan) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from ..exceptions import ProcessingError
 from ._kafka_source import SOURCE_NAME, source_options
 from ._plan import PipelinePlan
-from ._task import SUMMARY_SCHEMA, run_bucket, run_task
+from ._task import GROUPED_SCHEMA, SUMMARY_SCHEMA, run_bucket, run_pre_shuffle, run_task
 from .session import get_spark
 
 __all__ = ("QueryRunner", "RunLimits")
@@ -180,13 +180,17 @@ class QueryRunner:
     def _pipeline(self, df: Any) -> Any:
         """The streaming plan: records in, one summary row per task (or per state bucket) out."""
         plan = self.plan
-        if not plan.stateful:
+        plan.validate()
+        if not plan.stateful and not plan.group_nodes:
             return df.mapInArrow(functools.partial(run_task, plan=plan), SUMMARY_SCHEMA)
         from pyspark.sql import functions as F
         from pyspark.sql.streaming.state import GroupStateTimeout
 
         buckets = self.state_buckets
-        keyed = df.withColumn("_bucket", F.coalesce(F.pmod(F.crc32(F.col("key")), F.lit(buckets)), F.lit(0)))
+        if plan.group_nodes:
+            keyed = df.mapInArrow(functools.partial(run_pre_shuffle, plan=plan, buckets=buckets), GROUPED_SCHEMA)
+        else:
+            keyed = df.withColumn("_bucket", F.coalesce(F.pmod(F.crc32(F.col("key")), F.lit(buckets)), F.lit(0)))
         return keyed.groupBy("_bucket").applyInPandasWithState(
             functools.partial(run_bucket, plan, buckets),
             outputStructType=SUMMARY_SCHEMA,
