@@ -140,7 +140,9 @@ class Application:
         ``max_records_per_partition``).
     :param state_dir: where the Spark checkpoint (offsets, state) lives (env ``Quix__State__Dir``).
     :param loglevel: level of the ``streamspark`` logger; None leaves logging alone.
-    :param processing_guarantee: ``"at-least-once"`` (default) or ``"exactly-once"``.
+    :param processing_guarantee: ``"at-least-once"`` (default) or ``"exactly-once"``: Kafka
+        outputs are written in transactions that commit with a per-unit marker, so after any
+        crash a ``read_committed`` consumer sees each result once (see the README).
     :param on_consumer_error, on_processing_error, on_producer_error: return True to skip
         the failing record; otherwise the app stops with an error naming topic, partition
         and offset, and the failing micro-batch is not committed.
@@ -193,10 +195,6 @@ class Application:
             raise StreamsparkException("Quix Cloud is not supported by streamspark; pass broker_address instead")
         if processing_guarantee not in ("at-least-once", "exactly-once"):
             raise ValueError(f'processing_guarantee must be "at-least-once" or "exactly-once", got {processing_guarantee!r}')
-        if processing_guarantee == "exactly-once":
-            raise NotImplementedError(
-                'processing_guarantee="exactly-once" is not available yet (tracked by the stateful processing issue)'
-            )
         if auto_offset_reset not in ("earliest", "latest", "error"):
             raise ValueError(f'auto_offset_reset must be "earliest", "latest" or "error", got {auto_offset_reset!r}')
         if state_buckets < 1:
@@ -356,6 +354,31 @@ class Application:
                 runner.fail_fast = True
             runner.request_stop()
 
+    def _eos_config(self) -> Any:
+        """Create (or grow) the exactly-once marker topic and describe it for the workers."""
+        from .engine._eos import EosConfig, marker_slots, marker_topic_name
+
+        input_partitions = sum(
+            (topic.broker_config.num_partitions if topic.broker_config else 1)
+            for topic in (sdf.topic for sdf in self._dataframes.values())
+            if topic is not None
+        )
+        name = marker_topic_name(self._config.consumer_group)
+        slots = marker_slots(self._config.state_buckets, input_partitions)
+        existing = self._topic_admin.inspect_topics([name], timeout=self._config.request_timeout)[name]
+        if existing is None:
+            marker = Topic(name, create_config=TopicConfig(num_partitions=slots, replication_factor=1))
+            self._topic_admin.create_topics([marker], timeout=self._config.request_timeout,
+                                            finalize_timeout=self._config.topic_create_timeout)
+        elif existing.num_partitions < slots:
+            from confluent_kafka.admin import NewPartitions
+
+            for fut in self._topic_admin.admin_client.create_partitions([NewPartitions(name, slots)]).values():
+                fut.result(self._config.request_timeout)
+        else:
+            slots = existing.num_partitions
+        return EosConfig(self._config.consumer_group, name, self._config.state_buckets, slots)
+
     def _plan(self, collect: bool, metadata: bool) -> Any:
         from .engine._plan import PipelinePlan
 
@@ -372,6 +395,7 @@ class Application:
             collect=collect,
             metadata=metadata,
             loglevel=self._loglevel,
+            eos=self._eos_config() if self._config.processing_guarantee == "exactly-once" else None,
         )
 
     def run(

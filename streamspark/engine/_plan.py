@@ -26,6 +26,8 @@ class PipelinePlan:
     collect: bool = False
     metadata: bool = False
     loglevel: Any = "INFO"
+    #: exactly-once settings (``_eos.EosConfig``), None for at-least-once
+    eos: Any = None
 
     @property
     def group_nodes(self) -> list[StreamNode]:

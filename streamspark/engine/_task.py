@@ -102,13 +102,15 @@ def _error_payload(fatal: _Fatal) -> bytes:
 class _Emitter:
     """Receives outputs of the compiled pipeline inside a task."""
 
-    def __init__(self, plan: PipelinePlan, sinks: dict[int, BaseSink]) -> None:
+    def __init__(self, plan: PipelinePlan, sinks: dict[int, BaseSink], txn: Any = None) -> None:
         self.plan = plan
+        #: the exactly-once transaction of this unit, or None (at-least-once)
+        self.txn = txn
         self.sinks = sinks  # node id -> started instance
         self.sink_ids = {id(obj): node_id for node_id, obj in self._plan_sinks(plan)}
         #: what each sink received since its last flush, to feed it again after backpressure
         self.replay: dict[int, list[tuple[Any, ...]]] = {node_id: [] for node_id in sinks}
-        self.producer: Any = _producer(plan.producer_config)
+        self.producer: Any = txn.producer if txn is not None else _producer(plan.producer_config)
         #: records re-keyed by a group_by, waiting for the shuffle (pre-shuffle stage only)
         self.grouped: list[tuple[Any, ...]] = []
         self.buckets = 1
@@ -129,8 +131,11 @@ class _Emitter:
 
     def to_topic(self, topic: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
         producer = self.producer
-        if producer is None:
-            return
+        txn = self.txn
+        if txn is not None:
+            if txn.done:
+                return  # an earlier attempt of this batch committed these outputs
+            txn.begin()
         ctx = self.ctx
         try:
             msg = topic.serialize(key=key, value=value, headers=headers, timestamp_ms=timestamp)
@@ -224,7 +229,13 @@ class TaskProcessor:
     """
 
     def __init__(
-        self, plan: PipelinePlan, spark_partition: int, states: Any = None, stage: str = "all", buckets: int = 1
+        self,
+        plan: PipelinePlan,
+        spark_partition: int,
+        states: Any = None,
+        stage: str = "all",
+        buckets: int = 1,
+        bucket: Optional[int] = None,
     ) -> None:
         """:param stage: ``"all"`` runs whole pipelines; ``"pre"`` stops at group_by nodes
         (their records go to ``emitter.grouped``); ``"post"`` runs what is below group_by
@@ -240,9 +251,12 @@ class TaskProcessor:
         self.emitter: Optional[_Emitter] = None
         self.pushes: dict[str, Any] = {}
         self.group_pushes: dict[int, Any] = {}
+        self.txn: Any = None
         try:
             self.sinks = _started_sinks(plan)
-            self.emitter = _Emitter(plan, self.sinks)
+            if plan.eos is not None:
+                self.txn = _transaction(plan, stage, spark_partition, bucket)
+            self.emitter = _Emitter(plan, self.sinks, self.txn)
             self.emitter.buckets = buckets
             leaf = _collector(plan, self.emitter, self.collected, self.counter)
             if stage == "post":
@@ -263,6 +277,8 @@ class TaskProcessor:
         return self.error is not None
 
     def _failed(self, fatal: _Fatal) -> None:
+        if self.txn is not None:
+            self.txn.abort()
         for sink in self.sinks.values():
             sink.on_paused()
             if sink._collect_to_driver:
@@ -373,6 +389,11 @@ class TaskProcessor:
                     if sink._collect_to_driver:
                         sink_payloads[node_id] = sink._drain_for_driver()
                 _flush_producer(self.emitter, self.plan)
+                if self.txn is not None:
+                    try:
+                        self.txn.commit()
+                    except Exception as exc:
+                        raise _Fatal(exc, "producer", None, None, None) from exc
             except _Fatal as fatal:
                 self._failed(fatal)
                 sink_payloads = {}
@@ -385,6 +406,19 @@ class TaskProcessor:
             "sink_payloads": pickle.dumps(sink_payloads) if sink_payloads else None,
             "error": self.error,
         }
+
+
+def _transaction(plan: PipelinePlan, stage: str, spark_partition: int, bucket: Optional[int]) -> Any:
+    from ._eos import TransactionUnit, current_batch_id
+
+    eos = plan.eos
+    assert eos is not None
+    batch_id = current_batch_id()
+    if batch_id is None:
+        raise RuntimeError("exactly-once needs the micro-batch id, which this Spark task does not have")
+    slot = bucket if bucket is not None else eos.task_slot(spark_partition)
+    txid = f"streamspark-{eos.consumer_group}-{stage}-{spark_partition}"
+    return TransactionUnit(eos, plan.producer_config, txid, slot, batch_id)
 
 
 def _spark_partition() -> int:
@@ -432,7 +466,9 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
     try:
         blob = group_state.get[0] if group_state.exists else None
         store = KeyedStateStore.loads(blob, buckets)
-        processor = TaskProcessor(plan, _spark_partition(), states=store, stage="post" if grouped else "all")
+        processor = TaskProcessor(
+            plan, _spark_partition(), states=store, stage="post" if grouped else "all", bucket=int(key[0])
+        )
         if frame is not None and len(frame):
             frame = frame.sort_values(["partition", "offset"], kind="stable")
             if grouped:

@@ -1,0 +1,122 @@
+"""Exactly-once Kafka outputs: one Kafka transaction per unit of work, fenced and deduplicated.
+
+A *unit* is one Spark task of a stateless (or pre-shuffle) stage, or one key bucket of the
+stateful stage. Each unit writes its outputs in a Kafka transaction whose ``transactional.id``
+is stable for its slot, so a replacement fences a crashed predecessor. With the outputs the
+transaction commits a *marker*: the consumer-group offset ``batch_id + 1`` of the unit's slot
+(a partition of the internal marker topic), via ``send_offsets_to_transaction``. When Spark
+replays a micro-batch after a crash, a unit whose marker already says "done" still runs (so
+state is rebuilt exactly once from Spark's previous state version) but produces nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Optional
+
+__all__ = ("EosConfig", "TransactionUnit", "marker_topic_name", "marker_slots")
+
+logger = logging.getLogger("streamspark")
+
+# Per Python worker process: transactional producers by transactional.id, one marker consumer per group.
+_producers: dict[str, Any] = {}
+_consumers: dict[str, Any] = {}
+
+
+def marker_topic_name(consumer_group: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in consumer_group)
+    return f"__streamspark-eos--{safe}"[:249]
+
+
+def marker_slots(buckets: int, input_partitions: int) -> int:
+    """Partitions of the marker topic: one per key bucket plus room for every task split."""
+    return buckets + max(64, input_partitions * 8)
+
+
+class EosConfig:
+    """What the workers need for exactly-once (picklable)."""
+
+    def __init__(self, consumer_group: str, marker_topic: str, buckets: int, slots: int, transaction_timeout_ms: int = 300_000) -> None:
+        self.consumer_group = consumer_group
+        self.marker_group = f"{consumer_group}--eos"
+        self.marker_topic = marker_topic
+        self.buckets = buckets
+        self.slots = slots
+        self.transaction_timeout_ms = transaction_timeout_ms
+
+    def task_slot(self, spark_partition: int) -> int:
+        slot = self.buckets + spark_partition
+        if slot >= self.slots:
+            raise RuntimeError(
+                f"Spark partition {spark_partition} has no exactly-once marker slot ({self.slots} slots); "
+                "restart the application so the marker topic is resized"
+            )
+        return slot
+
+
+class TransactionUnit:
+    """The transaction of one unit of work (see the module docstring)."""
+
+    def __init__(self, eos: EosConfig, base_config: dict[str, Any], transactional_id: str, slot: int, batch_id: int) -> None:
+        from confluent_kafka import Consumer, Producer, TopicPartition
+
+        self.eos = eos
+        self.slot = slot
+        self.batch_id = batch_id
+        self.begun = False
+        consumer = _consumers.get(eos.marker_group)
+        if consumer is None:
+            consumer = _consumers[eos.marker_group] = Consumer(
+                {**base_config, "group.id": eos.marker_group, "enable.auto.commit": False}
+            )
+        self._consumer = consumer
+        committed = consumer.committed([TopicPartition(eos.marker_topic, slot)], timeout=30)[0].offset
+        #: True when this unit's outputs of this batch were already committed by an earlier attempt
+        self.done = committed is not None and committed >= batch_id + 1
+        if self.done:
+            logger.info("Batch %d, slot %d: outputs already committed before a restart; not producing again", batch_id, slot)
+        producer = _producers.get(transactional_id)
+        if producer is None:
+            producer = Producer(
+                {
+                    **base_config,
+                    "transactional.id": transactional_id,
+                    "transaction.timeout.ms": eos.transaction_timeout_ms,
+                    "linger.ms": 5,
+                }
+            )
+            producer.init_transactions(60)  # fences a crashed predecessor with the same id
+            _producers[transactional_id] = producer
+        self.producer = producer
+
+    def begin(self) -> None:
+        if not self.begun:
+            self.producer.begin_transaction()
+            self.begun = True
+
+    def commit(self) -> None:
+        """Commit the outputs together with this unit's marker."""
+        from confluent_kafka import TopicPartition
+
+        if not self.begun:
+            return
+        marker = [TopicPartition(self.eos.marker_topic, self.slot, self.batch_id + 1)]
+        self.producer.send_offsets_to_transaction(marker, self._consumer.consumer_group_metadata(), 60)
+        self.producer.commit_transaction(120)
+        self.begun = False
+
+    def abort(self) -> None:
+        if self.begun:
+            try:
+                self.producer.abort_transaction(60)
+            except Exception as exc:  # the next init/begin fences or aborts it anyway
+                logger.warning("Could not abort a Kafka transaction: %s", exc)
+            self.begun = False
+
+
+def current_batch_id() -> Optional[int]:
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    value = tc.getLocalProperty("streaming.sql.batchId") if tc is not None else None
+    return int(value) if value else None
