@@ -81,6 +81,13 @@ class KafkaHelper:
         consumer.close()
         return out
 
+    def high_watermarks(self, topic: str) -> dict[int, int]:
+        consumer = Consumer({"bootstrap.servers": self.address, "group.id": "watermarks"})
+        md = self.admin.list_topics(timeout=10).topics[topic]
+        marks = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in md.partitions}
+        consumer.close()
+        return marks
+
     def committed(self, group: str, topic: str) -> dict[int, int]:
         consumer = Consumer({"bootstrap.servers": self.address, "group.id": group, "enable.auto.commit": False})
         md = self.admin.list_topics(timeout=10).topics[topic]

@@ -246,3 +246,21 @@ def test_on_message_processed_runs_per_input_message(make_app, kafka, tmp_path):
     app.dataframe(app.topic(topic)).filter(lambda v: v["i"] < 2)
     app.run(count=2, timeout=60)
     assert sorted(log.read_text().split()) == [f"{topic}:0:{o}" for o in range(4)]
+
+
+def test_get_producer_and_get_consumer_use_the_app_settings(make_app, kafka):
+    topic = kafka.new_topic()
+    app = make_app(consumer_group="clients")
+    with app.get_producer() as producer:
+        producer.produce(topic, key=b"k", value=b'{"x": 1}', headers=[("h", b"v")])
+    with app.get_consumer() as consumer:
+        consumer.subscribe([topic])
+        msg = None
+        deadline = time.monotonic() + 30
+        while msg is None and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+        assert msg is not None and msg.error() is None
+        assert (msg.key(), msg.value(), msg.headers()) == (b"k", b'{"x": 1}', [("h", b"v")])
+        consumer.store_offsets(msg)
+        consumer.commit(asynchronous=False)
+    assert kafka.committed("clients", topic) == {0: 1}

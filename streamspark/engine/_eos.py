@@ -18,8 +18,9 @@ __all__ = ("EosConfig", "TransactionUnit", "marker_topic_name", "marker_slots")
 
 logger = logging.getLogger("streamspark")
 
-# Per Python worker process: transactional producers by transactional.id, one marker consumer per group.
-_producers: dict[str, Any] = {}
+# Per Python worker process: the transactional producer of each transactional.id with the Spark
+# task attempt that created it, and one marker consumer per group.
+_producers: dict[str, tuple[int, Any]] = {}
 _consumers: dict[str, Any] = {}
 
 
@@ -75,7 +76,12 @@ class TransactionUnit:
         self.done = committed is not None and committed >= batch_id + 1
         if self.done:
             logger.info("Batch %d, slot %d: outputs already committed before a restart; not producing again", batch_id, slot)
-        producer = _producers.get(transactional_id)
+        # A new task attempt gets a new producer: its init_transactions() fences every earlier
+        # holder of this transactional.id (another worker process may have had this slot in an
+        # earlier micro-batch), so a cached producer is only reused within one task attempt.
+        attempt = _task_attempt()
+        cached = _producers.get(transactional_id)
+        producer = cached[1] if cached is not None and cached[0] == attempt else None
         if producer is None:
             producer = Producer(
                 {
@@ -86,7 +92,7 @@ class TransactionUnit:
                 }
             )
             producer.init_transactions(60)  # fences a crashed predecessor with the same id
-            _producers[transactional_id] = producer
+            _producers[transactional_id] = (attempt, producer)
         self.producer = producer
 
     def begin(self) -> None:
@@ -112,6 +118,13 @@ class TransactionUnit:
             except Exception as exc:  # the next init/begin fences or aborts it anyway
                 logger.warning("Could not abort a Kafka transaction: %s", exc)
             self.begun = False
+
+
+def _task_attempt() -> int:
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    return tc.taskAttemptId() if tc is not None else -1
 
 
 def current_batch_id() -> Optional[int]:
