@@ -1,11 +1,15 @@
 """Benchmarks: streamspark vs a bare confluent-kafka loop on the embedded broker.
 
-Usage: ``.venv/bin/python bench/run.py [--messages N] [--json out.json]``
+Usage: ``.venv/bin/python bench/run.py [--messages N] [--json out.json] [--no-quix]``
 
-Workload W1 (stateless): filter + column arithmetic + apply → to_topic, ~150-byte JSON
-values over 4 partitions. Spark start-up is excluded (the session is created first);
-the first micro-batch's Python worker start-up is included. Quix Streams comparison
-comes with the benchmark issue.
+Workloads (~150-byte JSON values, 4 partitions, keys of 10k sensors):
+- W1 (stateless): filter + column arithmetic + apply → to_topic;
+- W2 (stateful): running count per key → to_topic.
+
+Systems, one after another on the same input: a bare confluent-kafka loop (the practical
+limit), streamspark, and Quix Streams (installed in ``bench/.venv-quix`` on first use). Spark
+start-up is excluded (the session is created first); each query's first micro-batch (Python
+worker start-up) is included, as is each Quix app's start-up.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
+import subprocess
+import tempfile
+from pathlib import Path
 import sys
 import time
 import uuid
@@ -35,7 +41,7 @@ def load(address: str, topic: str, n: int) -> None:
     p = Producer({"bootstrap.servers": address, "linger.ms": 50, "batch.num.messages": 10000})
     rnd = random.Random(1)
     for i in range(n):
-        v = {"id": i, "sensor": f"sensor-{i % 1000:04d}", "temp": round(rnd.uniform(0, 50), 3),
+        v = {"id": i, "sensor": f"sensor-{i % 10000:05d}", "temp": round(rnd.uniform(0, 50), 3),
              "hum": round(rnd.uniform(0, 100), 3), "site": "plant-north-7", "ts": 1_700_000_000_000 + i}
         while True:
             try:
@@ -58,13 +64,14 @@ def transform(v: dict) -> dict:
     return {**v, "tag": "hot"}
 
 
-def bare_loop(address: str, src: str, out: str, n: int) -> float:
+def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1") -> float:
     import orjson
 
     c = Consumer({"bootstrap.servers": address, "group.id": f"bare-{uuid.uuid4().hex[:6]}", "auto.offset.reset": "earliest", "enable.auto.commit": False})
     p = Producer({"bootstrap.servers": address, "linger.ms": 20})
     c.subscribe([src])
     seen = 0
+    counts: dict[bytes, int] = {}
     started = time.perf_counter()
     while seen < n:
         for m in c.consume(10000, timeout=1.0):
@@ -72,7 +79,12 @@ def bare_loop(address: str, src: str, out: str, n: int) -> float:
                 continue
             seen += 1
             v = orjson.loads(m.value())
-            if v["temp"] > 25:
+            if workload == "W2":
+                k = m.key()
+                counts[k] = counts.get(k, 0) + 1
+                v["n"] = counts[k]
+                p.produce(out, key=k, value=orjson.dumps(v))
+            elif v["temp"] > 25:
                 v["temp_f"] = v["temp"] * 9 / 5 + 32
                 v = transform(v)
                 while True:
@@ -89,15 +101,24 @@ def bare_loop(address: str, src: str, out: str, n: int) -> float:
     return elapsed
 
 
-def streamspark_w1(address: str, src: str, out: str, n: int, state_dir: str) -> float:
+def count_state(value: dict, state) -> dict:
+    n = state.get("n", 0) + 1
+    state.set("n", n)
+    return {**value, "n": n}
+
+
+def streamspark_run(address: str, src: str, out: str, n: int, state_dir: str, workload: str) -> float:
     from streamspark import Application
 
     app = Application(broker_address=address, consumer_group=f"ss-{uuid.uuid4().hex[:6]}", auto_offset_reset="earliest",
                       state_dir=state_dir, loglevel="INFO", max_records_per_partition=250_000)
     sdf = app.dataframe(app.topic(src))
-    sdf = sdf[sdf["temp"] > 25]
-    sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
-    sdf = sdf.apply(transform)
+    if workload == "W1":
+        sdf = sdf[sdf["temp"] > 25]
+        sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
+        sdf = sdf.apply(transform)
+    else:
+        sdf = sdf.apply(count_state, stateful=True)
     sdf.to_topic(app.topic(out))
     started = time.perf_counter()
     app.run(timeout=2.0, collect=False)
@@ -108,39 +129,65 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--no-quix", action="store_true", help="skip Quix Streams")
+    parser.add_argument("--workloads", default="W1,W2")
     args = parser.parse_args()
-    import tempfile
-
     from streamspark.engine.session import get_spark
     from streamspark.testing import EmbeddedBroker
 
     results = []
+    workloads = args.workloads.split(",")
+    quix_python = None if args.no_quix else _quix_python()
     with EmbeddedBroker() as broker:
         src = make_topic(broker.address)
         t = time.perf_counter()
         load(broker.address, src, args.messages)
         print(f"loaded {args.messages} messages in {time.perf_counter() - t:.1f}s", flush=True)
-        out_bare = make_topic(broker.address)
-        el = bare_loop(broker.address, src, out_bare, args.messages)
-        results.append({"workload": "W1", "system": "confluent-kafka loop", "seconds": el, "msg_per_s": args.messages / el})
-        get_spark()
-        out_ss = make_topic(broker.address)
-        el = streamspark_w1(broker.address, src, out_ss, args.messages, tempfile.mkdtemp())
-        results.append({"workload": "W1", "system": "streamspark", "seconds": el, "msg_per_s": args.messages / el,
-                        "outputs": count(broker.address, out_ss), "expected_outputs": count(broker.address, out_bare)})
+        for workload in workloads:
+            out = make_topic(broker.address)
+            el = bare_loop(broker.address, src, out, args.messages, workload)
+            expected = count(broker.address, out)
+            results.append({"workload": workload, "system": "confluent-kafka loop", "seconds": el, "outputs": expected})
+            if quix_python is not None:
+                out = make_topic(broker.address)
+                proc = subprocess.run([quix_python, str(Path(__file__).with_name("quix_workloads.py")), broker.address,
+                                       workload, src, out, tempfile.mkdtemp()], capture_output=True, text=True)
+                if proc.returncode == 0:
+                    el = json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+                    results.append({"workload": workload, "system": "quixstreams", "seconds": el, "outputs": count(broker.address, out)})
+                else:
+                    print(f"quixstreams {workload} failed: {proc.stderr[-1500:]}", file=sys.stderr)
+            get_spark()
+            out = make_topic(broker.address)
+            el = streamspark_run(broker.address, src, out, args.messages, tempfile.mkdtemp(), workload)
+            results.append({"workload": workload, "system": "streamspark", "seconds": el, "outputs": count(broker.address, out)})
         from pyspark.sql import SparkSession
 
         SparkSession.getActiveSession().stop()
-    limit = results[0]["msg_per_s"]
-    print(f"{'workload':8} {'system':22} {'msg/s':>10} {'vs limit':>9}")
     for r in results:
-        r["ratio_to_limit"] = r["msg_per_s"] / limit
-        r["peak_rss_mb_driver"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"{r['workload']:8} {r['system']:22} {r['msg_per_s']:10.0f} {r['ratio_to_limit']:9.2f}")
+        r["msg_per_s"] = args.messages / r["seconds"]
+    limits = {r["workload"]: r["msg_per_s"] for r in results if r["system"] == "confluent-kafka loop"}
+    quix = {r["workload"]: r["msg_per_s"] for r in results if r["system"] == "quixstreams"}
+    print(f"{'workload':8} {'system':22} {'msg/s':>10} {'vs quix':>8} {'vs limit':>9} {'outputs':>9}")
+    for r in results:
+        r["ratio_to_limit"] = r["msg_per_s"] / limits[r["workload"]]
+        r["ratio_to_quix"] = r["msg_per_s"] / quix[r["workload"]] if r["workload"] in quix else None
+        vs_quix = f"{r['ratio_to_quix']:8.2f}" if r["ratio_to_quix"] is not None else f"{'-':>8}"
+        print(f"{r['workload']:8} {r['system']:22} {r['msg_per_s']:10.0f} {vs_quix} {r['ratio_to_limit']:9.2f} {r['outputs']:9d}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
     return 0
+
+
+def _quix_python() -> str:
+    """Quix Streams in its own virtual environment (bench/.venv-quix), created on first use."""
+    venv = Path(__file__).with_name(".venv-quix")
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "quixstreams"], check=True)
+    return str(python)
 
 
 if __name__ == "__main__":

@@ -141,10 +141,6 @@ class Stream:
             node = node.parent
         return node
 
-    def has_state(self) -> bool:
-        """True when a node of the tree needs per-key state."""
-        return any(node.options.get("stream_id") for node in self.nodes())
-
     def nodes(self) -> Iterable[StreamNode]:
         """All nodes of the tree this handle belongs to, depth first."""
         stack = [self.root()]

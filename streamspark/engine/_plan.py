@@ -71,12 +71,4 @@ class PipelinePlan:
         return found
 
     def sink_nodes(self) -> list[StreamNode]:
-        found = []
-        for root in self.roots.values():
-            stack = [root]
-            while stack:
-                node = stack.pop()
-                if node.kind == "sink":
-                    found.append(node)
-                stack.extend(node.children)
-        return found
+        return [node for node in self._nodes() if node.kind == "sink"]

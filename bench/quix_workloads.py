@@ -1,0 +1,39 @@
+"""The benchmark workloads written with Quix Streams; run by bench/run.py in its own venv.
+
+Usage: python quix_workloads.py BROKER WORKLOAD SRC OUT STATE_DIR  -> prints seconds as JSON
+"""
+
+import json
+import sys
+import time
+import uuid
+
+from quixstreams import Application
+
+
+def count(value, state):
+    n = state.get("n", 0) + 1
+    state.set("n", n)
+    return {**value, "n": n}
+
+
+def main() -> None:
+    broker, workload, src, out, state_dir = sys.argv[1:6]
+    app = Application(broker_address=broker, consumer_group=f"quix-{uuid.uuid4().hex[:6]}",
+                      auto_offset_reset="earliest", state_dir=state_dir, loglevel="WARNING")
+    sdf = app.dataframe(app.topic(src))
+    if workload == "W1":
+        sdf = sdf[sdf["temp"] > 25]
+        sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
+        sdf = sdf.apply(lambda v: {**v, "tag": "hot"})
+    elif workload == "W2":
+        sdf = sdf.apply(count, stateful=True)
+    sdf.to_topic(app.topic(out))
+    idle = 3.0
+    started = time.perf_counter()
+    app.run(timeout=idle)
+    print(json.dumps({"seconds": time.perf_counter() - started - idle}))
+
+
+if __name__ == "__main__":
+    main()

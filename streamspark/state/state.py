@@ -1,0 +1,99 @@
+"""The ``State`` object handed to stateful steps: a key-value view scoped to one message key."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any, Optional
+
+import orjson
+
+from .exceptions import StateSerializationError
+
+__all__ = ("State",)
+
+_JSON = 0
+_BYTES = 1
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class State:
+    """Key-value state of the current message key (and stream), persisted by Spark.
+
+    Values are stored as JSON: what you ``get`` is a fresh copy of what you ``set``.
+    ``ttl`` makes an entry expire after that much processing (wall-clock) time.
+
+    >>> from streamspark.state.store import KeyedStateStore
+    >>> state = KeyedStateStore().state("stream", b"user-1")
+    >>> state.get("n", 0)
+    0
+    >>> state.set("n", 1); state.get("n")
+    1
+    >>> state.exists("n"), state.delete("n"), state.exists("n")
+    (True, None, False)
+    """
+
+    __slots__ = ("_data", "_step")
+
+    def __init__(self, data: dict[Any, tuple[int, bytes, Optional[int]]], step: str = "a stateful step") -> None:
+        self._data = data
+        self._step = step
+
+    def _entry(self, key: Any) -> Optional[tuple[int, bytes, Optional[int]]]:
+        entry = self._data.get(key)
+        if entry is not None and entry[2] is not None and entry[2] <= _now_ms():
+            del self._data[key]
+            return None
+        return entry
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """The value of ``key``, or ``default`` when it is missing or expired."""
+        entry = self._entry(key)
+        if entry is None:
+            return default
+        kind, data, _ = entry
+        return orjson.loads(data) if kind == _JSON else data
+
+    def set(self, key: Any, value: Any, ttl: Optional[timedelta] = None) -> None:
+        """Store ``value`` (JSON-serialisable) under ``key``; ``ttl`` makes it expire.
+
+        :raises StateSerializationError: the value is not JSON-serialisable.
+        """
+        try:
+            data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError as exc:
+            raise StateSerializationError(
+                f"State value for key {key!r} in {self._step} is not JSON-serialisable "
+                f"({type(value).__name__}): {exc}"
+            ) from exc
+        self._data[key] = (_JSON, data, self._expiry(ttl))
+
+    def get_bytes(self, key: Any, default: Optional[bytes] = None) -> Optional[bytes]:
+        """The raw bytes stored under ``key`` (JSON values are returned as their JSON bytes)."""
+        entry = self._entry(key)
+        return default if entry is None else entry[1]
+
+    def set_bytes(self, key: Any, value: bytes, ttl: Optional[timedelta] = None) -> None:
+        """Store raw bytes under ``key``."""
+        if not isinstance(value, (bytes, bytearray)):
+            raise StateSerializationError(f"set_bytes() in {self._step} expects bytes, got {type(value).__name__}")
+        self._data[key] = (_BYTES, bytes(value), self._expiry(ttl))
+
+    def delete(self, key: Any) -> None:
+        """Remove ``key`` (no error when it is missing)."""
+        self._data.pop(key, None)
+
+    def exists(self, key: Any) -> bool:
+        """True when ``key`` holds a value that has not expired."""
+        return self._entry(key) is not None
+
+    @staticmethod
+    def _expiry(ttl: Optional[timedelta]) -> Optional[int]:
+        if ttl is None:
+            return None
+        if isinstance(ttl, (int, float)):
+            raise TypeError("ttl must be a datetime.timedelta")
+        return _now_ms() + int(ttl.total_seconds() * 1000)

@@ -1,0 +1,76 @@
+"""Storage of all state of one bucket of message keys, serialised as one blob in Spark state."""
+
+from __future__ import annotations
+
+import pickle
+import time
+from typing import Any, Optional
+
+import orjson
+
+from .exceptions import StateError
+from .state import State
+
+__all__ = ("KeyedStateStore", "scope_key")
+
+_FORMAT = 1
+
+
+def scope_key(key: Any) -> Any:
+    """How a message key scopes state: bytes as they are, anything else as its JSON."""
+    if key is None or isinstance(key, bytes):
+        return key
+    try:
+        return orjson.dumps(key, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return repr(key).encode()
+
+
+class KeyedStateStore:
+    """State of many message keys: ``{(stream_id, key): {state key: entry}}``.
+
+    On Spark, one store holds one bucket of keys and lives in the state store as one
+    blob (loaded once per bucket per micro-batch, written back at its end). In
+    ``sdf.test()`` one store holds everything in memory.
+    """
+
+    def __init__(self, data: Optional[dict[tuple[str, Any], dict[Any, Any]]] = None, buckets: int = 0) -> None:
+        self._data = data if data is not None else {}
+        self.buckets = buckets
+
+    def state(self, stream_id: str, key: Any, step: str = "a stateful step") -> State:
+        scope = (stream_id, scope_key(key))
+        data = self._data.get(scope)
+        if data is None:
+            data = self._data[scope] = {}
+        return State(data, step)
+
+    def purge_expired(self) -> None:
+        now = int(time.time() * 1000)
+        for scope in list(self._data):
+            entries = self._data[scope]
+            for k in [k for k, e in entries.items() if e[2] is not None and e[2] <= now]:
+                del entries[k]
+            if not entries:
+                del self._data[scope]
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def dumps(self) -> bytes:
+        self.purge_expired()
+        return pickle.dumps((_FORMAT, self.buckets, self._data), protocol=pickle.HIGHEST_PROTOCOL)
+
+    @classmethod
+    def loads(cls, blob: Optional[bytes], buckets: int) -> "KeyedStateStore":
+        if not blob:
+            return cls(buckets=buckets)
+        fmt, stored_buckets, data = pickle.loads(blob)
+        if fmt != _FORMAT:
+            raise StateError(f"Unknown state format {fmt}")
+        if stored_buckets != buckets:
+            raise StateError(
+                f"The checkpoint's state was written with state_buckets={stored_buckets}, the application "
+                f"now uses {buckets}; keep the old value or clear the state (Application.clear_state())"
+            )
+        return cls(data, buckets)

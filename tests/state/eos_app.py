@@ -1,0 +1,34 @@
+"""Run by the crash harness: a stateful per-key count to an output topic, until killed."""
+
+import sys
+
+from streamspark import Application
+
+
+def count(value, state):
+    n = state.get("n", 0) + 1
+    state.set("n", n)
+    return {"k": value["k"], "i": value["i"], "n": n}
+
+
+def main() -> None:
+    broker, src, out, state_dir, group, guarantee = sys.argv[1:7]
+    app = Application(
+        broker_address=broker,
+        consumer_group=group,
+        auto_offset_reset="earliest",
+        state_dir=state_dir,
+        commit_interval=0.2,
+        max_records_per_partition=500,
+        processing_guarantee=guarantee,
+        state_buckets=8,
+        spark_master="local[2]",
+        loglevel="INFO",
+    )
+    sdf = app.dataframe(app.topic(src)).apply(count, stateful=True)
+    sdf.to_topic(app.topic(out))
+    app.run()
+
+
+if __name__ == "__main__":
+    main()

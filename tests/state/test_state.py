@@ -1,0 +1,67 @@
+"""The State API and the keyed store (no Spark)."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+
+from streamspark.state import KeyedStateStore, StateError, StateSerializationError
+
+
+def test_get_set_delete_exists_and_copies():
+    state = KeyedStateStore().state("s", b"k")
+    assert state.get("x") is None and state.get("x", 5) == 5
+    value = {"a": [1]}
+    state.set("x", value)
+    value["a"].append(2)  # the stored value is a copy
+    assert state.get("x") == {"a": [1]}
+    assert state.exists("x")
+    assert state.delete("x") is None and state.delete("missing") is None
+    assert not state.exists("x")
+
+
+def test_bytes_roundtrip_and_type_errors():
+    state = KeyedStateStore().state("s", "k")
+    state.set_bytes("b", b"\\x00raw")
+    assert state.get_bytes("b") == b"\\x00raw" and state.get("b") == b"\\x00raw"
+    state.set("j", [1])
+    assert state.get_bytes("j") == b"[1]"
+    with pytest.raises(StateSerializationError):
+        state.set_bytes("b", "text")  # type: ignore[arg-type]
+    with pytest.raises(StateSerializationError, match="not JSON-serialisable"):
+        state.set("bad", object())
+
+
+def test_ttl_expires_entries():
+    store = KeyedStateStore()
+    state = store.state("s", b"k")
+    state.set("short", 1, ttl=timedelta(milliseconds=50))
+    state.set("long", 2, ttl=timedelta(hours=1))
+    assert state.exists("short")
+    time.sleep(0.08)
+    assert not state.exists("short") and state.get("short", "gone") == "gone"
+    assert state.get("long") == 2
+    with pytest.raises(TypeError):
+        state.set("x", 1, ttl=5)  # type: ignore[arg-type]
+
+
+def test_scoping_by_stream_and_key_and_blob_roundtrip():
+    store = KeyedStateStore(buckets=8)
+    store.state("s1", b"a").set("n", 1)
+    store.state("s1", b"b").set("n", 2)
+    store.state("s2", b"a").set("n", 3)
+    store.state("s1", None).set("n", 4)
+    store.state("s1", {"id": 1}).set("n", 5)
+    again = KeyedStateStore.loads(store.dumps(), buckets=8)
+    assert [again.state(s, k).get("n") for s, k in [("s1", b"a"), ("s1", b"b"), ("s2", b"a"), ("s1", None), ("s1", {"id": 1})]] == [1, 2, 3, 4, 5]
+    with pytest.raises(StateError, match="state_buckets=8"):
+        KeyedStateStore.loads(store.dumps(), buckets=16)
+
+
+def test_expired_entries_are_not_persisted():
+    store = KeyedStateStore(buckets=1)
+    store.state("s", b"k").set("t", 1, ttl=timedelta(milliseconds=1))
+    time.sleep(0.01)
+    assert len(KeyedStateStore.loads(store.dumps(), buckets=1)) == 0
