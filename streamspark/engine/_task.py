@@ -116,7 +116,6 @@ class _Emitter:
         self.buckets = 1
         self.delivery_errors: list[tuple[Any, Row]] = []
         self.ctx: MessageContext = MessageContext()
-        self.row: Optional[Row] = None
 
     @staticmethod
     def _plan_sinks(plan: PipelinePlan) -> list[tuple[int, BaseSink]]:
