@@ -307,7 +307,7 @@ class TaskProcessor:
             part = parts[i]
             offset = offsets[i]
             raw_headers = all_headers[i]
-            headers = [(h["key"], h["value"]) for h in raw_headers] if raw_headers else None
+            headers = pickle.loads(raw_headers) if raw_headers else None
             topic = plan.topics[tname]
             try:
                 rows = topic.deserialize(values[i], keys[i], headers, stamps[i], stamp_types[i])
@@ -482,7 +482,6 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
             else:
                 cols = {name: frame[name].tolist() for name in ("topic", "partition", "offset", "timestamp",
                                                                  "timestamp_type", "key", "value", "headers")}
-                cols["headers"] = [None if h is None else list(h) for h in cols["headers"]]
                 processor.process(cols)
         summary = processor.finish()
         if summary["error"] is None:
