@@ -82,10 +82,6 @@ class QueryRunner:
     def request_stop(self) -> None:
         self._stop.set()
 
-    @property
-    def stop_requested(self) -> bool:
-        return self._stop.is_set()
-
     # --- micro-batch -----------------------------------------------------------------
     def _on_batch(self, batch_df: Any, batch_id: int, limits: RunLimits) -> None:
         if self._stop.is_set():
@@ -202,7 +198,6 @@ class QueryRunner:
     def run(self, limits: RunLimits) -> None:
         """Start the query and block until a stop condition, a stop request or a failure."""
         query = self.start(limits)
-        started_waiting: Optional[float] = None
         try:
             while True:
                 try:
@@ -221,20 +216,17 @@ class QueryRunner:
                     if active:
                         self._last_activity = now
                     elif self._last_activity is None and status.get("message") == "Waiting for data to arrive":
-                        # "after the initial assignment": the source has been asked and had nothing
-                        if started_waiting is None:
-                            started_waiting = now
-                            self._last_activity = now
+                        # the idle clock starts once the source has been asked and had nothing
+                        # (the reference starts it after the first assignment and recovery)
+                        self._last_activity = now
                     if self._last_activity is not None and now - self._last_activity >= limits.timeout:
                         logger.info("No new messages for %.1fs: stopping", limits.timeout)
                         break
         finally:
             self._shutdown(query)
+        # a failure inside a micro-batch surfaces as the user's error, not Spark's wrapper
         if self._failure is not None:
             raise self._failure
-        exc = query.exception()
-        if exc is not None and not self._stop.is_set():
-            raise exc
 
     def _shutdown(self, query: Any, drain_timeout: float = 60.0) -> None:
         self._stop.set()
