@@ -21,15 +21,13 @@ from typing import Any, Iterator, Optional
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
+from ._arrow import ddl
+
 __all__ = ("KafkaDataSource", "SOURCE_SCHEMA", "ARROW_SCHEMA", "source_options")
 
 logger = logging.getLogger("streamspark")
 
 SOURCE_NAME = "streamspark_kafka"
-SOURCE_SCHEMA = (
-    "topic string, partition int, offset long, timestamp long, timestamp_type int, "
-    "key binary, value binary, headers binary"
-)
 ARROW_SCHEMA = pa.schema(
     [
         ("topic", pa.string()),
@@ -43,6 +41,7 @@ ARROW_SCHEMA = pa.schema(
         ("headers", pa.binary()),
     ]
 )
+SOURCE_SCHEMA = ddl(ARROW_SCHEMA)
 
 _ROWS_PER_ARROW_BATCH = 20_000
 

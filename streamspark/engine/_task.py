@@ -26,16 +26,13 @@ from ..models.rows import RawMessage, Row
 from ..sinks.base.exceptions import SinkBackpressureError
 from ..sinks.base.sink import BaseSink
 from ..state.store import scope_key
+from ._arrow import ddl
 from ._plan import PipelinePlan
 
 __all__ = ("run_task", "run_bucket", "run_pre_shuffle", "TaskProcessor", "SUMMARY_SCHEMA", "GROUPED_SCHEMA")
 
 logger = logging.getLogger("streamspark")
 
-SUMMARY_SCHEMA = (
-    "spark_partition int, input_count long, output_count long, skipped long, "
-    "collected binary, sink_payloads binary, error binary"
-)
 _SUMMARY_ARROW = pa.schema(
     [
         ("spark_partition", pa.int32()),
@@ -47,6 +44,7 @@ _SUMMARY_ARROW = pa.schema(
         ("error", pa.binary()),
     ]
 )
+SUMMARY_SCHEMA = ddl(_SUMMARY_ARROW)
 
 # Per worker process: producers by config, started sinks by (run id, node id).
 _producers: dict[str, Any] = {}
@@ -497,10 +495,6 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
 
 
 _SUMMARY_BUCKET = -1
-GROUPED_SCHEMA = (
-    "_bucket int, group_node long, gkey binary, gvalue binary, timestamp long, gheaders binary, "
-    "topic string, partition int, offset long, summary binary"
-)
 _GROUPED_ARROW = pa.schema(
     [
         ("_bucket", pa.int32()),
@@ -515,6 +509,7 @@ _GROUPED_ARROW = pa.schema(
         ("summary", pa.binary()),
     ]
 )
+GROUPED_SCHEMA = ddl(_GROUPED_ARROW)
 
 
 def run_pre_shuffle(batches: Iterator[pa.RecordBatch], plan: PipelinePlan, buckets: int) -> Iterator[pa.RecordBatch]:
