@@ -291,8 +291,7 @@ class TaskProcessor:
             self._failed(fatal)
 
     def _process(self, cols: dict[str, list[Any]]) -> None:
-        plan, emitter = self.plan, self.emitter
-        assert emitter is not None
+        plan = self.plan
         on_processed = plan.on_message_processed
         topics_col, parts, offsets = cols["topic"], cols["partition"], cols["offset"]
         values, keys, stamps, stamp_types, all_headers = (
@@ -317,43 +316,35 @@ class TaskProcessor:
                 raise _Fatal(exc, "consumer", tname, part, offset) from exc
             push = self.pushes[tname]
             for value, key, timestamp in rows:
-                ctx = MessageContext(key=key, topic=tname, partition=part, offset=offset,
-                                     size=0, timestamp=timestamp, headers=headers)
-                emitter.ctx = ctx
-                set_message_context(ctx)
-                try:
-                    push(value, key, timestamp, headers)
-                except _Fatal:
-                    raise
-                except Exception as exc:
-                    if plan.on_processing_error(exc, Row(value, key, timestamp, ctx, headers), logger):
-                        self.skipped += 1
-                        continue
-                    raise _Fatal(exc, "processing", tname, part, offset) from exc
+                self._run_record(push, value, key, timestamp, headers, tname, part, offset)
             if on_processed is not None:
                 on_processed(tname, part, offset)
+
+    def _run_record(
+        self, push: Any, value: Any, key: Any, timestamp: int, headers: Any, tname: str, part: int, offset: int
+    ) -> None:
+        """Run one record through ``push`` with its message context; apply ``on_processing_error``."""
+        ctx = MessageContext(key=key, topic=tname, partition=part, offset=offset,
+                             size=0, timestamp=timestamp, headers=headers)
+        assert self.emitter is not None
+        self.emitter.ctx = ctx
+        set_message_context(ctx)
+        try:
+            push(value, key, timestamp, headers)
+        except _Fatal:
+            raise
+        except Exception as exc:
+            if not self.plan.on_processing_error(exc, Row(value, key, timestamp, ctx, headers), logger):
+                raise _Fatal(exc, "processing", tname, part, offset) from exc
+            self.skipped += 1
 
     def process_grouped(self, rows: list[tuple[Any, ...]]) -> None:
         """Run re-keyed records ``(group node id, key, value, ts, headers, topic, partition, offset)``."""
         if self.error is not None:
             return
-        plan, emitter = self.plan, self.emitter
-        assert emitter is not None
         try:
             for node_id, key, value, timestamp, headers, tname, part, offset in rows:
-                ctx = MessageContext(key=key, topic=tname, partition=part, offset=offset,
-                                     size=0, timestamp=timestamp, headers=headers)
-                emitter.ctx = ctx
-                set_message_context(ctx)
-                try:
-                    self.group_pushes[node_id](value, key, timestamp, headers)
-                except _Fatal:
-                    raise
-                except Exception as exc:
-                    if plan.on_processing_error(exc, Row(value, key, timestamp, ctx, headers), logger):
-                        self.skipped += 1
-                        continue
-                    raise _Fatal(exc, "processing", tname, part, offset) from exc
+                self._run_record(self.group_pushes[node_id], value, key, timestamp, headers, tname, part, offset)
         except _Fatal as fatal:
             self._failed(fatal)
 
