@@ -101,9 +101,15 @@ class QueryRunner:
 
     def _process_batch(self, batch_df: Any, batch_id: int, limits: RunLimits) -> None:
         started = time.monotonic()
+        started_ms = time.time_ns() // 1_000_000
         plan = self.plan
         summaries = batch_df.collect()
-        self._raise_errors(summaries)
+        try:
+            self._raise_errors(summaries)
+        except ProcessingError:
+            for sink in self.sinks_by_node.values():
+                sink._driver_abort()
+            raise
         batch_inputs = sum(r["input_count"] for r in summaries)
         batch_outputs = sum(r["output_count"] for r in summaries)
         skipped = sum(r["skipped"] for r in summaries)
@@ -112,6 +118,15 @@ class QueryRunner:
             if r["sink_payloads"]:
                 for node_id, items in pickle.loads(r["sink_payloads"]).items():
                     self.sinks_by_node[node_id]._receive_from_worker(items)
+        for sink in self.sinks_by_node.values():
+            try:
+                sink._driver_commit(batch_id, started_ms)
+            except Exception as exc:
+                for other in self.sinks_by_node.values():
+                    other._driver_abort()
+                raise ProcessingError(
+                    f"sink failed: {type(sink).__name__} could not commit batch {batch_id}: {exc}", stage="sink"
+                ) from exc
         with self._lock:
             self.inputs += batch_inputs
             self.outputs += batch_outputs
@@ -155,6 +170,8 @@ class QueryRunner:
     # --- the query -------------------------------------------------------------------
     def start(self, limits: RunLimits) -> Any:
         spark = get_spark(self.spark_master, self.spark_conf)
+        for sink in self.sinks_by_node.values():
+            sink._driver_start(self.checkpoint_dir)
         options = source_options(
             kafka_config=self.kafka_config,
             topics=sorted(self.plan.roots),
@@ -210,6 +227,12 @@ class QueryRunner:
                 now = time.monotonic()
                 if self._stop.is_set():
                     break
+                if self.sinks_by_node and not self._in_batch.is_set():
+                    status = query.status
+                    if not status.get("isDataAvailable") and not status.get("isTriggerActive"):
+                        caught_up = time.time_ns() // 1_000_000 - int(self.trigger_interval * 1000)
+                        for sink in self.sinks_by_node.values():
+                            sink._driver_idle(caught_up)
                 if limits.timeout:
                     status = query.status
                     active = self._in_batch.is_set() or status.get("isDataAvailable")
@@ -237,6 +260,11 @@ class QueryRunner:
             query.stop()
         except Exception as exc:  # stopping an already failed query
             logger.debug("query.stop(): %s", exc)
+        for sink in self.sinks_by_node.values():
+            try:
+                sink._driver_stop()
+            except Exception:
+                logger.exception("Stopping sink %s failed", type(sink).__name__)
         self._commit_last_progress(query)
 
     def _commit_last_progress(self, query: Any) -> None:

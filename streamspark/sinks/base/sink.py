@@ -88,6 +88,24 @@ class BaseSink(abc.ABC):
     def _receive_from_worker(self, payload: Any) -> None:
         """Driver side: take what :meth:`_drain_for_driver` returned in a worker."""
 
+    # Driver-side hooks of a streaming run (the instance passed to ``sdf.sink()``).
+    def _driver_start(self, checkpoint_dir: Optional[str] = None) -> None:
+        """Before the query starts."""
+
+    def _driver_commit(self, batch_id: int, started_ms: int) -> None:
+        """After every task of micro-batch ``batch_id`` succeeded, before Spark commits it;
+        raising fails the batch (it is replayed). ``started_ms``: when the batch began (epoch ms),
+        by which time every record of the batch had arrived."""
+
+    def _driver_idle(self, caught_up_ms: int) -> None:
+        """The source had no new data: every record that arrived before ``caught_up_ms`` was processed."""
+
+    def _driver_abort(self) -> None:
+        """A micro-batch failed: drop what :meth:`_receive_from_worker` gathered for it."""
+
+    def _driver_stop(self) -> None:
+        """After the query stopped."""
+
 
 class BatchingSink(BaseSink):
     """A sink that buffers records per topic partition and writes them on flush.
