@@ -1,45 +1,58 @@
 """The demo pipeline on embedded defaults: ``python -m streamspark.demo``.
 
-It starts an embedded Kafka-protocol broker on 127.0.0.1, produces synthetic sensor
-readings, runs a streamspark pipeline on local Spark (filter, column arithmetic, apply,
-an output topic and a CSV file sink), prints progress while it runs and what it produced,
-then stops the broker.
+Kafka → Spark → a time-series data lake, with per-sensor silence alerts:
+
+- an embedded Kafka-protocol broker on 127.0.0.1 receives readings from three sensors;
+  ``sensor-c`` stops sending after ``--seconds``, the others keep going until its alert;
+- a streamspark pipeline on local Spark converts units and sinks every reading into a lake
+  of Hive-partitioned Parquet (``year=/month=/day=/hour=``) registered in an embedded Iceberg
+  SQL catalog, with ``stream_timeout_ms`` set: the silent sensor raises one alert, which the
+  callback also produces (fire-and-forget) to a ``stream-timeouts`` topic;
+- at the end it queries the lake with DuckDB and through the Iceberg catalog and checks that
+  every reading is there exactly once.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import random
+import shutil
 import sys
 import tempfile
 import threading
 import time
-from collections import Counter
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 __all__ = ("main",)
 
+SENSORS = ("sensor-a", "sensor-b", "sensor-c")
+SILENT = "sensor-c"
 
-def _produce_readings(address: str, topic: str, total: int, sensors: int, seconds: float) -> None:
+
+def _produce_readings(address: str, topic: str, silent_after: float, rate: float, stop: threading.Event,
+                      sent: list[int]) -> None:
+    """Each sensor sends ``rate`` readings per second until ``stop``; sensor-c stops after ``silent_after`` s."""
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": address, "linger.ms": 20})
     rnd = random.Random(7)
-    pause = seconds / max(total, 1)
-    for i in range(total):
-        sensor = f"sensor-{i % sensors}"
-        reading = {"sensor": sensor, "temp": round(rnd.gauss(28, 5), 2), "seq": i, "ts_ms": int(time.time() * 1000)}
-        producer.produce(topic, key=sensor.encode(), value=json.dumps(reading).encode())
-        if i % 500 == 499:
-            producer.flush()
-            print(f"  [producer] {i + 1}/{total} readings sent", flush=True)
-        if pause:
-            time.sleep(pause)
+    started = time.monotonic()
+    seq = 0
+    while not stop.is_set():
+        elapsed = time.monotonic() - started
+        for sensor in SENSORS:
+            if sensor == SILENT and elapsed > silent_after:
+                continue
+            reading = {"sensor": sensor, "temp": round(rnd.gauss(24, 3), 2), "seq": seq, "ts_ms": int(time.time() * 1000)}
+            producer.produce(topic, key=sensor.encode(), value=json.dumps(reading).encode())
+            seq += 1
+        producer.poll(0)
+        time.sleep(1 / rate)
     producer.flush()
-    print(f"  [producer] done: {total} readings", flush=True)
+    sent.append(seq)
+    print(f"  [producer] done: {seq} readings", flush=True)
 
 
 def _stop_spark() -> None:
@@ -51,21 +64,23 @@ def _stop_spark() -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description="streamspark demo: embedded broker + local Spark + local files")
-    parser.add_argument("--messages", type=int, default=3000, help="readings to produce (default 3000)")
-    parser.add_argument("--sensors", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=8.0, help="spread production over this many seconds")
-    parser.add_argument("--output-dir", default="demo-output", help="where the CSV sink writes (default ./demo-output)")
+    parser = argparse.ArgumentParser(description="streamspark demo: embedded broker + local Spark + local data lake")
+    parser.add_argument("--seconds", type=float, default=8.0, help=f"{SILENT} goes silent after this many seconds (default 8)")
+    parser.add_argument("--max-seconds", type=float, default=180.0, help="give up waiting for the alert after this long")
+    parser.add_argument("--rate", type=float, default=10.0, help="readings per second per sensor (default 10)")
+    parser.add_argument("--silence-ms", type=int, default=5000, help="silence threshold per sensor (default 5000)")
+    parser.add_argument("--output-dir", default="demo-output", help="where the lake is written (default ./demo-output)")
     args = parser.parse_args(argv)
 
+    import duckdb
+
     from streamspark import Application, TopicConfig
-    from streamspark.sinks import CSVSink
+    from streamspark.sinks.datalake import TSDataLakeSink
     from streamspark.testing import EmbeddedBroker
 
     out_dir = Path(args.output_dir).absolute()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    csv_path = out_dir / "hot_readings.csv"
-    csv_path.unlink(missing_ok=True)
+    lake_root = out_dir / "lake"
+    shutil.rmtree(lake_root, ignore_errors=True)
     state_dir = tempfile.mkdtemp(prefix="streamspark-demo-state-")
 
     print("streamspark demo: starting the embedded broker", flush=True)
@@ -78,44 +93,73 @@ def main(argv: Optional[list[str]] = None) -> int:
             state_dir=state_dir,
             commit_interval=1.0,
         )
-        readings = app.topic("sensor-readings", config=TopicConfig(num_partitions=4, replication_factor=1))
-        hot = app.topic("hot-readings", key_serializer="str")
+        readings = app.topic("sensor-readings", config=TopicConfig(num_partitions=3, replication_factor=1))
+        timeouts = app.topic("stream-timeouts", key_serializer="bytes", value_serializer="bytes")
+        side_producer = app.get_producer()
+        alerts: list[Any] = []
+        stop_producing = threading.Event()
 
+        def on_stream_timeout(stream: Any) -> None:
+            # fire-and-forget, as the callback must not block
+            alerts.append(stream)
+            name = stream.decode("utf-8", errors="replace") if isinstance(stream, bytes) else str(stream)
+            print(f"  [alert] {name} went silent", flush=True)
+            side_producer.produce(topic=timeouts.name, key=stream, value=json.dumps(
+                {"ts_ms": int(time.time() * 1000), "stream": name, "event": "stream_timeout"}).encode())
+            if name == SILENT:  # the point is made: stop the sensors; the app stops once idle
+                threading.Timer(0.5, stop_producing.set).start()
+
+        sink = TSDataLakeSink(
+            s3_prefix=str(lake_root), table_name="sensor_readings",
+            hive_columns=["year", "month", "day", "hour"], timestamp_column="ts_ms",
+            stream_timeout_ms=args.silence_ms, on_stream_timeout=on_stream_timeout,
+        )
         sdf = app.dataframe(readings)
-        sdf = sdf[sdf["temp"] > 30]
         sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
-        sdf = sdf.apply(lambda v: {**v, "level": "very hot" if v["temp"] > 35 else "hot"})
-        sdf.to_topic(hot, key=lambda v: v["sensor"])
-        sdf.sink(CSVSink(str(csv_path)))
+        sdf.sink(sink)
 
         app.topic_manager.ensure_topics()
+        sent: list[int] = []
         producer = threading.Thread(
             target=_produce_readings,
-            args=(broker.address, readings.name, args.messages, args.sensors, args.seconds),
+            args=(broker.address, readings.name, args.seconds, args.rate, stop_producing, sent),
             daemon=True,
         )
         producer.start()
-        print("streamspark demo: running the pipeline on local Spark (stops after 10 s without new data)", flush=True)
+        give_up = threading.Timer(args.max_seconds, stop_producing.set)
+        give_up.daemon = True
+        give_up.start()
+        print(f"streamspark demo: running the pipeline on local Spark; {SILENT} goes silent after {args.seconds:.0f}s,"
+              " the sensors stop after its alert and the app 2 s after the last reading", flush=True)
         started = time.monotonic()
-        rows = app.run(timeout=10, metadata=True)
+        with side_producer:
+            app.run(timeout=2)
         elapsed = time.monotonic() - started
         producer.join()
-
-        print(f"\nstreamspark demo: {len(rows)} hot readings in {elapsed:.1f}s", flush=True)
-        per_sensor = Counter(r["sensor"] for r in rows)
-        for sensor, n in sorted(per_sensor.items()):
-            print(f"  {sensor}: {n}")
-        for r in rows[:3]:
-            print("  e.g.", {k: r[k] for k in ("sensor", "temp", "temp_f", "level", "_partition", "_offset")})
-        lines: list[dict[str, str]] = []
-        if csv_path.exists():
-            with open(csv_path, newline="") as f:
-                lines = list(csv.DictReader(f))
-        print(f"  CSV sink: {csv_path} ({len(lines)} rows)")
-        print(f"  output topic '{hot.name}' received them keyed by sensor")
-        ok = len(lines) == len(rows) and len(rows) > 0
+        give_up.cancel()
         _stop_spark()  # before the broker goes away, so no Spark worker keeps polling it
     print("streamspark demo: broker stopped", flush=True)
+
+    total = sent[0] if sent else 0
+    glob = f"{lake_root}/sensor_readings/**/*.parquet"
+    print(f"\nstreamspark demo: {total} readings in {elapsed:.1f}s; the lake, queried with DuckDB:")
+    print(f"  select sensor, count(*), avg(temp) from read_parquet('{glob}', hive_partitioning=true) group by all")
+    con = duckdb.connect()
+    rows = con.sql(
+        f"select sensor, count(*) as readings, round(avg(temp), 2) as avg_temp, round(max(temp_f), 1) as max_temp_f, "
+        f"min(year || '-' || month || '-' || day || ' ' || hour || 'h') as first_partition "
+        f"from read_parquet('{glob}', hive_partitioning=true) group by sensor order by sensor"
+    )
+    assert rows is not None
+    print(rows)
+    in_lake = sum(r[1] for r in rows.fetchall())
+    table = sink.catalog.load_table()
+    in_catalog = table.scan().to_arrow().num_rows if table is not None else 0
+    print(f"  DuckDB rows: {in_lake}; Iceberg table {sink.catalog.identifier}: {in_catalog} rows "
+          f"in {len(table.metadata.snapshots) if table is not None else 0} snapshot(s) ({sink.catalog.describe()})")
+    print(f"  silence alerts: {[a.decode() if isinstance(a, bytes) else a for a in alerts]}")
+    ok = total > 0 and in_lake == total and in_catalog == total and alerts == [SILENT.encode()]
+    print("streamspark demo: OK" if ok else "streamspark demo: FAILED (see the numbers above)")
     return 0 if ok else 1
 
 

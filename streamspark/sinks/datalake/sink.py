@@ -363,6 +363,10 @@ class TSDataLakeSink(BaseSink):
         state["_pending_seen"] = set()
         return state
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._timeout._clock = self._clock_ms
+
     def __repr__(self) -> str:
         return f"TSDataLakeSink({self.storage.url(self.table_name)!r}, hive_columns={self.hive_columns})"
 

@@ -159,12 +159,15 @@ class LakeStorage:
         bucket = self.bucket
         try:
             exists = fs.exists(bucket)
+            if not exists:
+                if not create:
+                    raise FileNotFoundError(
+                        f"Bucket {self.protocol}://{bucket} does not exist (auto_create_bucket=False)")
+                fs.mkdir(bucket)
+        except FileNotFoundError:
+            raise
         except Exception as exc:
-            raise ConnectionError(f"Cannot reach {self.protocol}://{bucket}: {exc}") from exc
-        if not exists:
-            if not create:
-                raise FileNotFoundError(f"Bucket {self.protocol}://{bucket} does not exist (auto_create_bucket=False)")
-            fs.mkdir(bucket)
+            raise ConnectionError(f"Cannot reach {self.protocol}://{bucket}: {type(exc).__name__}: {exc}") from exc
 
     def write_bytes(self, relative: str, data: bytes) -> None:
         """Write an object atomically (object stores PUT atomically; local files are renamed into place)."""

@@ -162,7 +162,9 @@ class StreamTimeoutTracker:
                 )
             for key, silence in due:
                 try:
-                    self._callback(key)  # type: ignore[misc]
+                    if self._callback is None:
+                        raise RuntimeError("this tracker is a pickled copy without its callback")
+                    self._callback(key)
                 except Exception:
                     self._logger.exception("on_stream_timeout failed for stream %r", _display(key))
                 self._logger.info(
@@ -211,7 +213,11 @@ class StreamTimeoutTracker:
         self.touch_many(last_seen)
 
     def __getstate__(self) -> dict[str, Any]:
+        # A copy is for another process (a Spark worker needs only ``enabled``): it starts with
+        # no keys and no callback (callbacks often hold clients and locks that cannot travel).
         state = self.__dict__.copy()
+        state["_callback"] = None
+        state["_clock"] = _wall_clock_ms
         state["_lock"] = state["_fire_lock"] = None
         state["_stop"] = None
         state["_thread"] = None

@@ -109,3 +109,41 @@ def test_silence_alert_end_to_end(make_app, kafka, tmp_path):
     stop.set()
     thread.join()
     assert [k for k, _ in fired] == [b"sensor-a"]
+
+
+def test_durable_silence_survives_a_restart(make_app, kafka, tmp_path):
+    """sensor-a sends only before a restart; with stream_timeout_durable its silence still fires after it."""
+    import threading
+
+    topic = kafka.new_topic()
+    group, state = "durable-silence", str(tmp_path / "state")
+    fired: list[bytes] = []
+
+    def sink():
+        return TSDataLakeSink(s3_prefix=str(tmp_path / "lake"), table_name="t", hive_columns=["year"],
+                              stream_timeout_ms=8_000, on_stream_timeout=fired.append, stream_timeout_durable=True)
+
+    kafka.produce(topic, [{"value": json.dumps({"ts_ms": T0}).encode(), "key": k} for k in (b"sensor-a", b"sensor-b")])
+    app = make_app(consumer_group=group, state_dir=state)
+    app.dataframe(app.topic(topic)).sink(sink())
+    app.run(timeout=1)
+    assert fired == []  # stopped long before the threshold
+    saved = list((tmp_path / "state").rglob("t-silence.pickle"))
+    assert saved, "the tracker table is saved in the checkpoint"
+
+    stop = threading.Event()
+
+    def produce_b() -> None:
+        while not stop.is_set():
+            kafka.produce(topic, [{"value": json.dumps({"ts_ms": T0}).encode(), "key": b"sensor-b"}])
+            time.sleep(0.3)
+
+    feeder = threading.Thread(target=produce_b, daemon=True)
+    feeder.start()
+    app2 = make_app(consumer_group=group, state_dir=state)
+    app2.dataframe(app2.topic(topic)).sink(sink())
+    threading.Timer(25, app2.stop).start()
+    app2.run()
+    stop.set()
+    feeder.join()
+    assert fired == [b"sensor-a"]
