@@ -1,4 +1,5 @@
-"""Helpers for tests and demos: an embedded Kafka-protocol broker.
+"""Helpers for tests and demos: an embedded Kafka-protocol broker, and real object stores
+(``SeaweedFS``: S3 + an Iceberg REST catalog; ``Azurite``: Azure Blob).
 
 >>> from streamspark.testing import EmbeddedBroker
 >>> with EmbeddedBroker() as broker:  # doctest: +SKIP
@@ -6,6 +7,8 @@
 127.0.0.1:...
 """
 
-from .broker import EmbeddedBroker, BrokerStartError
+from .azurite import Azurite
+from .broker import BrokerStartError, EmbeddedBroker
+from .seaweedfs import SeaweedFS
 
-__all__ = ("EmbeddedBroker", "BrokerStartError")
+__all__ = ("EmbeddedBroker", "BrokerStartError", "SeaweedFS", "Azurite")

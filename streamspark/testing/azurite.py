@@ -11,13 +11,12 @@ account; its data lives in a temporary directory removed on stop. The binary is 
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import socket
-import subprocess
-import tempfile
-import time
-from typing import Any, Optional
+from typing import Any
+
+from ._process import ServerProcess
+from .broker import free_port
 
 __all__ = ("Azurite",)
 
@@ -37,41 +36,28 @@ def _binary() -> str:
     raise RuntimeError("Azurite is not installed: npm install --prefix .tools azurite")
 
 
-class Azurite:
+class Azurite(ServerProcess):
     """Start ``azurite-blob`` on a free local port; stop it on exit."""
 
+    name = "azurite"
+
     def __init__(self) -> None:
+        super().__init__()
         self.port = 0
-        self._dir: Optional[str] = None
-        self._proc: Optional[subprocess.Popen[bytes]] = None
 
     def start(self, timeout: float = 60.0) -> "Azurite":
-        self._dir = tempfile.mkdtemp(prefix="streamspark-azurite-")
-        for _ in range(100):
-            port = random.randrange(12000, 32000)
+        self.port = free_port()
+
+        def listening() -> bool:
             with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", port))
-                except OSError:
-                    continue
-            self.port = port
-            break
-        log = open(os.path.join(self._dir, "azurite.log"), "wb")
-        self._proc = subprocess.Popen(
+                return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+        self._launch(
             [_binary(), "--silent", "--skipApiVersionCheck", "--loose", "--blobHost", "127.0.0.1",
-             "--blobPort", str(self.port), "--location", os.path.join(self._dir, "data")],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+             "--blobPort", str(self.port), "--location", os.path.join(self.workdir, "data")],
+            listening, timeout,
         )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError("azurite exited early")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return self
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("Azurite did not start in time")
+        return self
 
     @property
     def connection_string(self) -> str:
@@ -81,21 +67,3 @@ class Azurite:
     @property
     def storage_options(self) -> dict[str, Any]:
         return {"connection_string": self.connection_string}
-
-    def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            os.killpg(self._proc.pid, 15)
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, 9)
-        self._proc = None
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
-
-    def __enter__(self) -> "Azurite":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()

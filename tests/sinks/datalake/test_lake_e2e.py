@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from streamspark.exceptions import ProcessingError
-from streamspark.sinks.datalake import TSDataLakeSink
+from streamspark.sinks.datalake import LakeCatalogError, TSDataLakeSink
 
 from ...conftest import json_messages
 
@@ -147,3 +147,58 @@ def test_durable_silence_survives_a_restart(make_app, kafka, tmp_path):
     stop.set()
     feeder.join()
     assert fired == [b"sensor-a"]
+
+
+def test_unparsable_timestamp_and_broken_catalog_lose_nothing(make_app, kafka, tmp_path):
+    """A flush error (bad timestamp) and a catalog failure at commit both fail the micro-batch
+    with a clear error; after the fix the replay registers everything exactly once."""
+    topic = kafka.new_topic()
+    root = tmp_path / "lake"
+    group, state = "lake-errors", str(tmp_path / "state")
+
+    def run(transform=None):
+        app = make_app(consumer_group=group, state_dir=state)
+        sdf = app.dataframe(app.topic(topic))
+        if transform is not None:
+            sdf = sdf.apply(transform)
+        sdf.sink(TSDataLakeSink(s3_prefix=str(root), table_name="t", hive_columns=["year"]))
+        app.run(timeout=2)
+
+    kafka.produce(topic, json_messages([{"ts_ms": T0, "i": 0}, {"ts_ms": "not a time", "i": 1}]))
+    with pytest.raises(ProcessingError, match="sink failed.*Cannot read timestamp column 'ts_ms'"):
+        run()
+    run(lambda v: {**v, "ts_ms": T0} if v["ts_ms"] == "not a time" else v)  # the fixed pipeline
+
+    catalog_db = root / "_catalog" / "catalog.db"
+    good = catalog_db.read_bytes()
+    # the catalog breaks while the app runs: the next batch fails, nothing is committed
+    import threading
+
+    app = make_app(consumer_group=group, state_dir=state)
+    app.dataframe(app.topic(topic)).sink(TSDataLakeSink(s3_prefix=str(root), table_name="t", hive_columns=["year"]))
+    failure: list[BaseException] = []
+
+    def run_until_failure() -> None:
+        try:
+            app.run()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=run_until_failure)
+    thread.start()
+    time.sleep(12)  # the query is up and idle
+    catalog_db.write_bytes(b"this is not a database" * 100)
+    kafka.produce(topic, json_messages([{"ts_ms": T0, "i": 2}]))
+    thread.join(120)
+    assert not thread.is_alive()
+    # the workers (setting up for this run) or the driver (committing) find it broken
+    assert failure and isinstance(failure[0], ProcessingError)
+    assert "Cannot reach the sql catalog" in str(failure[0]) or "could not commit batch" in str(failure[0])
+    # and a catalog that is broken at start-up is refused before anything is read
+    with pytest.raises(LakeCatalogError, match="sql catalog"):
+        run()
+    catalog_db.write_bytes(good)
+    run()
+    table = TSDataLakeSink(s3_prefix=str(root), table_name="t", hive_columns=["year"]).catalog.load_table()
+    assert sorted(table.scan().to_arrow().column("i").to_pylist()) == [0, 1, 2]
+    assert sorted(_duck(root, "t")["i"]) == [0, 1, 2]
