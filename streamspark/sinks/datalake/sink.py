@@ -306,12 +306,24 @@ class TSDataLakeSink(BaseSink):
         seen, self._pending_seen = self._pending_seen, set()
         for key in seen:
             self._timeout.touch(key, at_ms=started_ms)
-        self._horizon_ms = max(self._horizon_ms or started_ms, started_ms)
+        self._advance_horizon(started_ms)
         self._timeout.check_now()
         self._save_silence()
 
     def _driver_idle(self, caught_up_ms: int) -> None:
-        self._horizon_ms = max(self._horizon_ms or caught_up_ms, caught_up_ms)
+        self._advance_horizon(caught_up_ms)
+
+    def _advance_horizon(self, to_ms: int) -> None:
+        """Move the silence clock forward in steps of at most one threshold, checking at each,
+        so a jump (a micro-batch interval longer than the threshold) fires silent keys instead
+        of letting them pass the 3x safety TTL unseen."""
+        if self._horizon_ms is None or not self._timeout.enabled:
+            self._horizon_ms = max(self._horizon_ms or to_ms, to_ms)
+            return
+        step = self._timeout.stream_timeout_ms
+        while self._horizon_ms < to_ms:
+            self._horizon_ms = min(to_ms, self._horizon_ms + step)
+            self._timeout.check_now()
 
     def _driver_abort(self) -> None:
         """The batch failed: forget what its tasks reported."""

@@ -176,3 +176,27 @@ def test_connection_json_environment_variable(tmp_path, monkeypatch):
 def test_workspace_id_goes_between_bucket_and_prefix():
     assert TSDataLakeSink("s3://bucket/data-lake", "t", workspace_id="ws1").storage.root == "bucket/ws1/data-lake"
     _ = pa  # keep the import used by type checkers
+
+
+def test_driver_silence_clock_steps_through_batch_gaps(tmp_path):
+    """On Spark the tracker's clock moves with micro-batches; a gap much longer than the threshold
+    still fires a silent key (it must not pass the 3x TTL unseen), and a key that keeps sending
+    in every batch never fires, however long a batch takes."""
+    fired = []
+    sink = TSDataLakeSink(s3_prefix=str(tmp_path / "lake"), table_name="t", stream_timeout_ms=1_000,
+                          on_stream_timeout=fired.append)
+    sink._driver_start(None)
+    try:
+        t0 = 1_800_000_000_000
+        sink._receive_from_worker({"files": [], "seen": {b"a", b"b"}, "query_id": "q"})
+        sink._driver_commit(0, t0)
+        sink._receive_from_worker({"files": [], "seen": {b"b"}, "query_id": "q"})
+        sink._driver_commit(1, t0 + 10_000)  # a batch 10 thresholds later
+        assert fired == [b"a"]
+        sink._receive_from_worker({"files": [], "seen": {b"b"}, "query_id": "q"})
+        sink._driver_commit(2, t0 + 60_000)
+        assert fired == [b"a"]
+        sink._driver_idle(t0 + 61_500)  # the source is idle: b has been silent for 1.5 s
+        assert fired == [b"a", b"b"]
+    finally:
+        sink._driver_stop()
