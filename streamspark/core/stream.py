@@ -59,7 +59,8 @@ def _copy_value(value: Any) -> Any:
 
 
 class StreamNode:
-    """One step of the plan. ``kind`` is one of: root, apply, update, filter, transform, to_topic, sink."""
+    """One step of the plan. ``kind`` is one of: root, apply, update, filter, transform, window,
+    group_by, to_topic, sink."""
 
     __slots__ = ("id", "kind", "func", "expand", "metadata", "parent", "children", "options", "__weakref__")
 
@@ -122,6 +123,12 @@ class Stream:
         """``func(value, key, ts, headers) -> (value, key, ts, headers)`` (an iterable of them with expand)."""
         return self._add("transform", func, expand=expand)
 
+    def add_window(self, processor: Any, emit: str, stream_id: str) -> "Stream":
+        """A window step: ``processor.process(value, key, ts, store, want_updates)`` gives
+        (updated, expired) ``(key, result)`` lists; ``emit`` picks ``"current"`` or ``"final"``.
+        Each result becomes a record with the window start as its timestamp."""
+        return self._add("window", None, window=processor, emit=emit, stream_id=stream_id)
+
     def add_to_topic(self, topic: Any, key: Optional[Callable[[Any], Any]] = None) -> "Stream":
         return self._add("to_topic", key, topic=topic)
 
@@ -153,6 +160,8 @@ class Stream:
 def describe(node: StreamNode) -> str:
     """A readable name of a step for error messages, e.g. ``apply(count) in stream "clicks"``."""
     name = getattr(node.func, "__name__", type(node.func).__name__)
+    if node.kind == "window":
+        name = node.options["window"].name
     where = f' in stream "{node.options["stream_id"]}"' if node.options.get("stream_id") else ""
     return f"{node.kind}({name}){where} [step #{node.id}]"
 
@@ -190,6 +199,8 @@ def _compile_node(
     kind = node.kind
     nxt = downstream
     metadata = node.metadata
+    if kind == "window":
+        return _compile_window(node, nxt, states)
     if node.options.get("stream_id"):
         func = _stateful(node, states)
         metadata = True
@@ -308,6 +319,43 @@ def _compile_node(
 
         return push
     raise InvalidTopology(f"Unknown stream node kind {kind!r}")
+
+
+class _ScopedWindows:
+    """The window store of one stream: scopes are ``<stream id>/<window name>``."""
+
+    __slots__ = ("states", "prefix")
+
+    def __init__(self, states: Any, stream_id: str) -> None:
+        self.states = states
+        self.prefix = stream_id + "/"
+
+    def window_data(self, scope: str, key: Any) -> dict[str, Any]:
+        return self.states.window_data(self.prefix + scope, key)  # type: ignore[no-any-return]
+
+    def drop_window_data(self, scope: str, key: Any) -> None:
+        self.states.drop_window_data(self.prefix + scope, key)
+
+
+def _compile_window(node: StreamNode, nxt: PushFn, states: Optional[StateProvider]) -> PushFn:
+    import logging
+
+    if states is None:
+        raise InvalidTopology(f"{describe(node)} is stateful and needs a state provider to compile")
+    process = node.options["window"].process
+    want_updates = node.options["emit"] == "current"
+    store = _ScopedWindows(states, node.options["stream_id"])
+    logger = logging.getLogger("streamspark")
+
+    def push(v: Any, k: Any, t: int, h: Any) -> None:
+        if k is None:
+            logger.warning("Skipping window processing for a message because the key is None")
+            return
+        updated, expired = process(v, k, t, store, want_updates)
+        for key, result in updated if want_updates else expired:
+            nxt(result, key, result["start"], None)
+
+    return push
 
 
 def _fan_out(pushes: list[PushFn]) -> PushFn:

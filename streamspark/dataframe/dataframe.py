@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextvars
 import pprint
 import weakref
-from typing import Any, Callable, Iterable, List, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Literal, Optional, Union
 
 from ..context import set_message_context
 from ..core.stream import Stream, StreamNode, compose
@@ -24,6 +24,15 @@ from ..sinks.base.sink import BaseSink
 from ..state.store import KeyedStateStore
 from .exceptions import GroupByLimitExceeded, InvalidOperation
 from .series import StreamingSeries
+
+if TYPE_CHECKING:
+    from datetime import timedelta
+
+    from .windows.definitions import (
+        HoppingCountWindowDefinition, HoppingTimeWindowDefinition, SessionWindowDefinition,
+        SlidingCountWindowDefinition, SlidingTimeWindowDefinition, TumblingCountWindowDefinition,
+        TumblingTimeWindowDefinition,
+    )
 
 __all__ = ("StreamingDataFrame",)
 
@@ -237,6 +246,92 @@ class StreamingDataFrame:
 
         printer = TablePrinter(size=size, title=title, metadata=metadata, timeout=timeout, columns=columns, column_widths=column_widths)
         return self._in_place(self._stream.add_update(printer.add, metadata=True))
+
+    # --- windows -----------------------------------------------------------------------
+    def tumbling_window(
+        self,
+        duration_ms: Union[int, "timedelta"],
+        grace_ms: Union[int, "timedelta"] = 0,
+        name: Optional[str] = None,
+        on_late: Optional[Callable[..., Optional[bool]]] = None,
+    ) -> "TumblingTimeWindowDefinition":
+        """Fixed, non-overlapping event-time windows ``[start, start + duration)`` aligned to the epoch.
+
+        Windows are per message key (``None`` keys are skipped); a result's timestamp is its
+        window start; a window closes when the key's event time reaches ``end + grace_ms``
+        (``closing_strategy="partition"``: the partition's). ``on_late(value, key, timestamp_ms,
+        late_by_ms, start, end, name, topic, partition, offset)`` returns True to log a late record.
+
+        >>> from streamspark.models import Topic
+        >>> sdf = StreamingDataFrame(Topic("t")).tumbling_window(10).count().current()
+        >>> sdf.test(1, timestamp=12)
+        [({'start': 10, 'end': 20, 'value': 1}, b'key', 10, None)]
+        """
+        from .windows.definitions import TumblingTimeWindowDefinition
+
+        return TumblingTimeWindowDefinition(self, duration_ms, grace_ms, name, on_late)
+
+    def hopping_window(
+        self,
+        duration_ms: Union[int, "timedelta"],
+        step_ms: Union[int, "timedelta"],
+        grace_ms: Union[int, "timedelta"] = 0,
+        name: Optional[str] = None,
+        on_late: Optional[Callable[..., Optional[bool]]] = None,
+    ) -> "HoppingTimeWindowDefinition":
+        """Overlapping event-time windows of ``duration_ms`` starting every ``step_ms`` (see :meth:`tumbling_window`)."""
+        from .windows.definitions import HoppingTimeWindowDefinition
+
+        return HoppingTimeWindowDefinition(self, duration_ms, grace_ms, name, on_late, step_ms=step_ms)
+
+    def sliding_window(
+        self,
+        duration_ms: Union[int, "timedelta"],
+        grace_ms: Union[int, "timedelta"] = 0,
+        name: Optional[str] = None,
+        on_late: Optional[Callable[..., Optional[bool]]] = None,
+    ) -> "SlidingTimeWindowDefinition":
+        """One window ``[t - duration, t]`` (inclusive at both ends) per distinct event time ``t`` of a key."""
+        from .windows.definitions import SlidingTimeWindowDefinition
+
+        return SlidingTimeWindowDefinition(self, duration_ms, grace_ms, name, on_late)
+
+    def tumbling_count_window(self, count: int, name: Optional[str] = None) -> "TumblingCountWindowDefinition":
+        """Windows of ``count`` consecutive records of a key; start/end are their min/max timestamps."""
+        from .windows.definitions import TumblingCountWindowDefinition
+
+        return TumblingCountWindowDefinition(self, count, None, name)
+
+    def hopping_count_window(self, count: int, step: int, name: Optional[str] = None) -> "HoppingCountWindowDefinition":
+        """Windows of ``count`` records of a key, a new one every ``step`` records."""
+        from .windows.definitions import HoppingCountWindowDefinition
+
+        return HoppingCountWindowDefinition(self, count, step, name)
+
+    def sliding_count_window(self, count: int, name: Optional[str] = None) -> "SlidingCountWindowDefinition":
+        """Windows of ``count`` records of a key, a new one every record."""
+        from .windows.definitions import SlidingCountWindowDefinition
+
+        return SlidingCountWindowDefinition(self, count, 1, name)
+
+    def session_window(
+        self,
+        timeout_ms: Union[int, "timedelta"],
+        grace_ms: Union[int, "timedelta"] = 0,
+        name: Optional[str] = None,
+        on_late: Optional[Callable[..., Optional[bool]]] = None,
+    ) -> "SessionWindowDefinition":
+        """Sessions of a key: records less than ``timeout_ms`` apart belong together; a session
+        closes when event time reaches its last record + ``timeout_ms`` + ``grace_ms``.
+
+        >>> from streamspark.models import Topic
+        >>> sdf = StreamingDataFrame(Topic("t")).session_window(10).count().final()
+        >>> [sdf.test(1, timestamp=t) for t in (0, 5, 30)]
+        [[], [], [({'start': 0, 'end': 5, 'value': 2}, b'key', 0, None)]]
+        """
+        from .windows.definitions import SessionWindowDefinition
+
+        return SessionWindowDefinition(self, timeout_ms, grace_ms, name, on_late)
 
     def group_by(
         self,

@@ -40,6 +40,10 @@ class PipelinePlan:
 
         if not self.group_nodes:
             return
+        if self.by_partition:
+            raise InvalidTopology(
+                'closing_strategy="partition" after a group_by() is not supported yet: use "key"'
+            )
         for root in self.roots.values():
             stack = [(root, False)]
             while stack:
@@ -55,6 +59,12 @@ class PipelinePlan:
                         "streamspark supports stateful steps either without group_by() or after it"
                     )
                 stack.extend((child, below_group or node.kind == "group_by") for child in node.children)
+
+    @property
+    def by_partition(self) -> bool:
+        """True when a window closes by partition: state is then bucketed by Kafka partition, not by key."""
+        return any(node.kind == "window" and getattr(node.options["window"], "clock", None) is not None
+                   and node.options["window"].clock.by_partition for node in self._nodes())
 
     @property
     def stateful(self) -> bool:

@@ -202,6 +202,11 @@ class QueryRunner:
         buckets = self.state_buckets
         if plan.group_nodes:
             keyed = df.mapInArrow(functools.partial(run_pre_shuffle, plan=plan, buckets=buckets), GROUPED_SCHEMA)
+        elif plan.by_partition:
+            # a window closing by partition sees every key of a Kafka partition in one bucket
+            keyed = df.withColumn(
+                "_bucket", F.pmod(F.crc32(F.concat_ws(":", F.col("topic"), F.col("partition").cast("string"))),
+                                  F.lit(buckets)))
         else:
             keyed = df.withColumn("_bucket", F.coalesce(F.pmod(F.crc32(F.col("key")), F.lit(buckets)), F.lit(0)))
         return keyed.groupBy("_bucket").applyInPandasWithState(

@@ -13,7 +13,7 @@ from .state import State
 
 __all__ = ("KeyedStateStore", "scope_key")
 
-_FORMAT = 1
+_FORMAT = 2
 
 
 def scope_key(key: Any) -> Any:
@@ -34,9 +34,27 @@ class KeyedStateStore:
     ``sdf.test()`` one store holds everything in memory.
     """
 
-    def __init__(self, data: Optional[dict[tuple[str, Any], dict[Any, Any]]] = None, buckets: int = 0) -> None:
+    def __init__(
+        self,
+        data: Optional[dict[tuple[str, Any], dict[Any, Any]]] = None,
+        buckets: int = 0,
+        windows: Optional[dict[tuple[str, Any], dict[str, Any]]] = None,
+    ) -> None:
         self._data = data if data is not None else {}
         self.buckets = buckets
+        #: window data: ``{(scope, key): plain dict}`` (kept as Python objects, pickled with the blob)
+        self._windows = windows if windows is not None else {}
+
+    def window_data(self, scope: str, key: Any) -> dict[str, Any]:
+        """The window data dict of ``key`` in ``scope`` (a stream id and window name), created empty."""
+        slot = (scope, scope_key(key) if not isinstance(key, tuple) else key)
+        data = self._windows.get(slot)
+        if data is None:
+            data = self._windows[slot] = {}
+        return data
+
+    def drop_window_data(self, scope: str, key: Any) -> None:
+        self._windows.pop((scope, scope_key(key) if not isinstance(key, tuple) else key), None)
 
     def state(self, stream_id: str, key: Any, step: str = "a stateful step") -> State:
         scope = (stream_id, scope_key(key))
@@ -55,22 +73,23 @@ class KeyedStateStore:
                 del self._data[scope]
 
     def __len__(self) -> int:
-        return len(self._data)
+        return len(self._data) + len(self._windows)
 
     def dumps(self) -> bytes:
         self.purge_expired()
-        return pickle.dumps((_FORMAT, self.buckets, self._data), protocol=pickle.HIGHEST_PROTOCOL)
+        windows = {slot: data for slot, data in self._windows.items() if data}
+        return pickle.dumps((_FORMAT, self.buckets, self._data, windows), protocol=pickle.HIGHEST_PROTOCOL)
 
     @classmethod
     def loads(cls, blob: Optional[bytes], buckets: int) -> "KeyedStateStore":
         if not blob:
             return cls(buckets=buckets)
-        fmt, stored_buckets, data = pickle.loads(blob)
-        if fmt != _FORMAT:
+        fmt, stored_buckets, data, *rest = pickle.loads(blob)
+        if fmt not in (1, _FORMAT):
             raise StateError(f"Unknown state format {fmt}")
         if stored_buckets != buckets:
             raise StateError(
                 f"The checkpoint's state was written with state_buckets={stored_buckets}, the application "
                 f"now uses {buckets}; keep the old value or clear the state (Application.clear_state())"
             )
-        return cls(data, buckets)
+        return cls(data, buckets, rest[0] if rest else None)

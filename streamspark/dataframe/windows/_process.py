@@ -1,0 +1,423 @@
+"""The window algorithms: one record in, (updated windows, expired windows) out.
+
+Each processor keeps, per message key, one plain dict in the window store (pickled with the
+rest of the key bucket's state on Spark; in memory in ``sdf.test()``). Semantics follow the
+reference (see the README's Windows section); the code is ours.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterable, Optional, Protocol
+
+from ...context import _current_message_context
+from .aggregations import BaseAggregator, BaseCollector
+
+__all__ = ("Aggregation", "WindowStore", "TimeWindowProcessor", "SlidingWindowProcessor",
+           "CountWindowProcessor", "SessionWindowProcessor", "window_ranges")
+
+logger = logging.getLogger("streamspark")
+
+#: (key, result) pairs
+KeyResults = list[tuple[Any, dict[str, Any]]]
+OnLate = Callable[..., Optional[bool]]
+
+
+class WindowStore(Protocol):
+    """Gives a window its per-key data dict (created empty on first use)."""
+
+    def window_data(self, scope: str, key: Any) -> dict[str, Any]: ...
+
+    def drop_window_data(self, scope: str, key: Any) -> None: ...
+
+
+def window_ranges(timestamp_ms: int, duration_ms: int, step_ms: Optional[int] = None) -> list[tuple[int, int]]:
+    """The ``[start, end)`` windows containing ``timestamp_ms``, aligned to the epoch, oldest first.
+
+    >>> window_ranges(25, 10), window_ranges(25, 10, 5), window_ranges(3, 10, 5)
+    ([(20, 30)], [(20, 30), (25, 35)], [(0, 10)])
+    """
+    step = step_ms or duration_ms
+    out = []
+    start = timestamp_ms - timestamp_ms % step
+    while start > timestamp_ms - duration_ms and start >= 0:
+        out.append((start, start + duration_ms))
+        start -= step
+    out.reverse()
+    return out
+
+
+class Aggregation:
+    """The aggregations of one window: a single one (``{"start", "end", "value"}``) or named ones."""
+
+    def __init__(self, aggregators: dict[str, BaseAggregator], collectors: dict[str, BaseCollector], single: bool) -> None:
+        if not aggregators and not collectors:
+            raise ValueError("a window needs at least one aggregation")
+        if single and len(aggregators) + len(collectors) != 1:
+            raise ValueError("a single-aggregation window takes exactly one aggregation")
+        self.single = single
+        self.aggregators = {f"{col}/{agg.state_suffix}": (col, agg) for col, agg in aggregators.items()}
+        self.collectors = dict(collectors)
+        self.aggregate = bool(aggregators)
+        self.collect = bool(collectors)
+        columns = {c.column for c in collectors.values()}
+        self._collect_all = None in columns or single
+        self._collect_columns = sorted(c for c in columns if c is not None)
+
+    def initialize(self) -> dict[str, Any]:
+        return {k: agg.initialize() for k, (_, agg) in self.aggregators.items()}
+
+    def add(self, states: Optional[dict[str, Any]], value: Any, timestamp: int) -> dict[str, Any]:
+        if states is None:
+            states = self.initialize()
+        return {k: agg.agg(states[k] if k in states else agg.initialize(), value, timestamp)
+                for k, (_, agg) in self.aggregators.items()}
+
+    def collect_value(self, value: Any) -> Any:
+        if self._collect_all:
+            return value
+        return {c: value[c] for c in self._collect_columns}
+
+    def results(self, states: Optional[dict[str, Any]], collected: list[Any], start: int, end: int) -> dict[str, Any]:
+        if states is None:
+            states = self.initialize()
+        if self.single:
+            result: dict[str, Any] = {"start": start, "end": end}
+            if self.aggregators:
+                [(k, (_, agg))] = self.aggregators.items()
+                result["value"] = agg.result(states.get(k, agg.initialize()))
+            else:
+                [collector] = self.collectors.values()
+                result["value"] = collector.result(collected)
+            return result
+        result = {}
+        for k, (col, agg) in self.aggregators.items():
+            result[col] = agg.result(states[k] if k in states else agg.initialize())
+        for col, collector in self.collectors.items():
+            source = collector.column
+            result[col] = collector.result(collected if source is None else [c[source] for c in collected])
+        result["start"] = start
+        result["end"] = end
+        return result
+
+
+class _Base:
+    def __init__(self, name: str, aggregation: Aggregation, on_late: Optional[OnLate] = None) -> None:
+        self.name = name
+        self.aggregation = aggregation
+        self.on_late = on_late
+
+    def _late(self, value: Any, key: Any, ts: int, start: int, end: int, late_by: int) -> None:
+        ctx = _current_message_context.get()
+        log = True
+        if self.on_late is not None:
+            log = bool(self.on_late(value, key, ts, late_by, start, end, self.name,
+                                    ctx.topic if ctx else None, ctx.partition if ctx else None,
+                                    ctx.offset if ctx else None))
+        if log:
+            where = f" partition={ctx.topic}[{ctx.partition}] offset={ctx.offset}" if ctx else ""
+            logger.warning(
+                "Skipping window processing for the closed window timestamp_ms=%d window=(%d, %d) "
+                "late_by_ms=%d store_name=%s%s", ts, start, end, late_by, self.name, where,
+            )
+
+
+def _partition_scope() -> tuple[Any, ...]:
+    ctx = _current_message_context.get()
+    return ("__partition__", ctx.topic if ctx else None, ctx.partition if ctx else None)
+
+
+class _EventTime:
+    """Where a time window's "now" comes from: the key's latest timestamp, or the partition's."""
+
+    def __init__(self, name: str, by_partition: bool) -> None:
+        self.name = name
+        self.by_partition = by_partition
+
+    def advance(self, store: WindowStore, data: dict[str, Any], key: Any, ts: int) -> int:
+        if not self.by_partition:
+            latest = max(ts, data.get("latest") or 0)
+            data["latest"] = latest
+            return latest
+        index = store.window_data(self.name, _partition_scope())
+        latest = max(ts, index.get("latest") or 0)
+        index["latest"] = latest
+        return latest
+
+    def track(self, store: WindowStore, key: Any) -> None:
+        if self.by_partition:
+            index = store.window_data(self.name, _partition_scope())
+            index.setdefault("keys", {})[repr(key)] = key
+
+    def keys(self, store: WindowStore) -> list[Any]:
+        index = store.window_data(self.name, _partition_scope())
+        return [index["keys"][k] for k in sorted(index.get("keys", {}))]
+
+    def untrack(self, store: WindowStore, key: Any) -> None:
+        if self.by_partition:
+            store.window_data(self.name, _partition_scope()).get("keys", {}).pop(repr(key), None)
+
+
+class TimeWindowProcessor(_Base):
+    """Tumbling (``step_ms=None``) and hopping time windows, ``[start, end)`` aligned to the epoch.
+
+    A window closes when event time reaches ``end + grace_ms``; a record whose window is
+    closed is late for it (dropped there, reported through ``on_late``).
+    """
+
+    def __init__(self, name: str, aggregation: Aggregation, duration_ms: int, grace_ms: int = 0,
+                 step_ms: Optional[int] = None, on_late: Optional[OnLate] = None, by_partition: bool = False) -> None:
+        super().__init__(name, aggregation, on_late)
+        self.duration_ms = duration_ms
+        self.grace_ms = grace_ms
+        self.step_ms = step_ms
+        self.clock = _EventTime(name, by_partition)
+
+    def process(self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool) -> tuple[KeyResults, KeyResults]:
+        data = store.window_data(self.name, key)
+        windows: dict[int, list[Any]] = data.setdefault("windows", {})
+        agg = self.aggregation
+        latest = self.clock.advance(store, data, key, ts)
+        max_expired_end = latest - self.grace_ms
+        max_expired_start = max_expired_end - self.duration_ms
+        updated: KeyResults = []
+        accepted = False
+        for start, end in window_ranges(ts, self.duration_ms, self.step_ms):
+            if start <= max_expired_start:
+                self._late(value, key, ts, start, end, max_expired_end - ts)
+                continue
+            accepted = True
+            entry = windows.get(start)
+            if entry is None:
+                entry = windows[start] = [end, agg.initialize() if agg.aggregate else None]
+            if agg.aggregate:
+                entry[1] = agg.add(entry[1], value, ts)
+                if want_updates:
+                    updated.append((key, agg.results(entry[1], [], start, end)))
+        if accepted:
+            if agg.collect:
+                seq = data["seq"] = data.get("seq", 0) + 1
+                data.setdefault("items", []).append((ts, seq, agg.collect_value(value)))
+            self.clock.track(store, key)
+        if self.clock.by_partition:
+            expired: KeyResults = []
+            for other in self.clock.keys(store):
+                expired.extend(self._expire(store, other, max_expired_start))
+        else:
+            expired = self._expire(store, key, max_expired_start, data)
+        return updated, expired
+
+    def _expire(self, store: WindowStore, key: Any, max_expired_start: int,
+                data: Optional[dict[str, Any]] = None) -> KeyResults:
+        if data is None:
+            data = store.window_data(self.name, key)
+        windows: dict[int, list[Any]] = data.get("windows", {})
+        due = sorted(s for s in windows if s <= max_expired_start)
+        if not due:
+            return []
+        agg = self.aggregation
+        items = data.get("items", [])
+        out: KeyResults = []
+        for start in due:
+            end, states = windows.pop(start)
+            collected = []
+            if agg.collect:
+                collected = [v for t, _, v in sorted(i for i in items if start <= i[0] < end)]
+            out.append((key, agg.results(states, collected, start, end)))
+        if agg.collect:
+            keep_from = min(windows) if windows else None
+            data["items"] = [i for i in items if keep_from is not None and i[0] >= keep_from]
+        if not windows:
+            self.clock.untrack(store, key)
+        return out
+
+
+class SlidingWindowProcessor(_Base):
+    """Sliding time windows: one window ``[max(0, t - duration), t]`` (both ends inclusive) per
+    distinct event time ``t``, holding every record of the key within it.
+
+    ``.current()`` emits, for each record, the window ending at it and every open window of a
+    later event time that contains it; ``.final()`` emits each window once, when event time
+    reaches ``end + grace_ms + 1``.
+    """
+
+    def __init__(self, name: str, aggregation: Aggregation, duration_ms: int, grace_ms: int = 0,
+                 on_late: Optional[OnLate] = None) -> None:
+        super().__init__(name, aggregation, on_late)
+        self.duration_ms = duration_ms
+        self.grace_ms = grace_ms
+
+    def _window(self, events: list[tuple[int, int, Any]], start: int, end: int) -> dict[str, Any]:
+        agg = self.aggregation
+        inside = [e for e in events if start <= e[0] <= end]
+        states = None
+        if agg.aggregate:
+            states = agg.initialize()
+            for t, _, v in sorted(inside, key=lambda e: e[1]):  # processing order
+                states = agg.add(states, v, t)
+        collected = [agg.collect_value(v) for _, _, v in sorted(inside)] if agg.collect else []
+        return agg.results(states, collected, start, end)
+
+    def process(self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool) -> tuple[KeyResults, KeyResults]:
+        data = store.window_data(self.name, key)
+        d = self.duration_ms
+        latest = max(ts, data.get("latest") or 0)
+        max_expired_end = latest - self.grace_ms - 1
+        max_expired_start = max_expired_end - d
+        left_start = max(0, ts - d)
+        if ts <= max_expired_start:
+            self._late(value, key, ts, left_start, ts, max_expired_end + 1 - ts)
+            return [], []
+        data["latest"] = latest
+        events: list[tuple[int, int, Any]] = data.setdefault("events", [])
+        seq = data["seq"] = data.get("seq", 0) + 1
+        events.append((ts, seq, value))
+        updated: KeyResults = []
+        if want_updates:
+            ends = sorted({e[0] for e in events if ts <= e[0] <= ts + d})
+            for end in ends:
+                start = max(0, end - d)
+                if start > max_expired_start:
+                    updated.append((key, self._window(events, start, end)))
+                else:
+                    self._late(value, key, ts, start, end, max_expired_end + 1 - ts)
+        # expire the windows whose start passed the watermark since the last check
+        closed_upto = data.get("closed_upto", -1)
+        expired: KeyResults = []
+        if max_expired_start > closed_upto:
+            for end in sorted({e[0] for e in events}):
+                start = max(0, end - d)
+                if closed_upto < start <= max_expired_start:
+                    expired.append((key, self._window(events, start, end)))
+            data["closed_upto"] = max_expired_start
+            data["events"] = [e for e in events if e[0] > max_expired_start]
+        return updated, expired
+
+
+class CountWindowProcessor(_Base):
+    """Tumbling (``step=None``), hopping and sliding (``step=1``) count windows.
+
+    A window closes as soon as it holds ``count`` records; its start and end are the
+    smallest and largest timestamps it saw.
+    """
+
+    def __init__(self, name: str, aggregation: Aggregation, count: int, step: Optional[int] = None) -> None:
+        super().__init__(name, aggregation, None)
+        if count < 1:
+            raise ValueError("count must be at least 1")
+        if step is not None and not 1 <= step <= count:
+            raise ValueError("step must be between 1 and count")
+        self.count = count
+        self.step = step
+
+    def process(self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool) -> tuple[KeyResults, KeyResults]:
+        data = store.window_data(self.name, key)
+        windows: list[dict[str, Any]] = data.setdefault("windows", [])
+        agg = self.aggregation
+        if not windows or (self.step is not None and windows[0]["count"] % self.step == 0):
+            windows.append({"count": 0, "start": ts, "end": ts,
+                            "aggs": agg.initialize() if agg.aggregate else None, "items": []})
+        updated: KeyResults = []
+        expired: KeyResults = []
+        item = agg.collect_value(value) if agg.collect else None
+        for window in list(windows):
+            window["count"] += 1
+            if ts < window["start"]:
+                window["start"] = ts
+            elif ts > window["end"]:
+                window["end"] = ts
+            if agg.aggregate:
+                window["aggs"] = agg.add(window["aggs"], value, ts)
+                if want_updates:
+                    updated.append((key, agg.results(window["aggs"], [], window["start"], window["end"])))
+            if agg.collect:
+                window["items"].append(item)
+            if window["count"] >= self.count:
+                windows.remove(window)
+                expired.append((key, agg.results(window["aggs"], window["items"], window["start"], window["end"])))
+        return updated, expired
+
+
+class SessionWindowProcessor(_Base):
+    """Session windows: a key's records closer than ``timeout_ms`` to each other form one session.
+
+    A record joins a session ``[start, end]`` when ``start - timeout < t < end + timeout``
+    (and merges the sessions it bridges); a session closes when event time reaches
+    ``end + timeout_ms + grace_ms``. A record that can join no open session and whose own
+    session would already be closed is late.
+    """
+
+    def __init__(self, name: str, aggregation: Aggregation, timeout_ms: int, grace_ms: int = 0,
+                 on_late: Optional[OnLate] = None, by_partition: bool = False) -> None:
+        super().__init__(name, aggregation, on_late)
+        if timeout_ms <= 0:
+            raise ValueError("timeout_ms must be positive")
+        self.timeout_ms = timeout_ms
+        self.grace_ms = grace_ms
+        self.clock = _EventTime(name, by_partition)
+
+    def _fold(self, events: Iterable[tuple[int, int, Any]]) -> Any:
+        agg = self.aggregation
+        if not agg.aggregate:
+            return None
+        states = agg.initialize()
+        for t, _, v in sorted(events, key=lambda e: e[1]):
+            states = agg.add(states, v, t)
+        return states
+
+    def _result(self, session: dict[str, Any]) -> dict[str, Any]:
+        agg = self.aggregation
+        collected = [agg.collect_value(v) for _, _, v in sorted(session["events"])] if agg.collect else []
+        return agg.results(session["aggs"], collected, session["start"], session["end"])
+
+    def process(self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool) -> tuple[KeyResults, KeyResults]:
+        data = store.window_data(self.name, key)
+        sessions: list[dict[str, Any]] = data.setdefault("sessions", [])
+        timeout = self.timeout_ms
+        latest = self.clock.advance(store, data, key, ts)
+        closed_before = latest - self.grace_ms  # sessions with end + timeout <= this are closed
+        joined = [s for s in sessions if s["start"] - timeout < ts < s["end"] + timeout
+                  and s["end"] + timeout > closed_before]
+        updated: KeyResults = []
+        if not joined and ts + timeout <= closed_before:
+            self._late(value, key, ts, ts, ts, closed_before - ts - timeout)
+        else:
+            seq = data["seq"] = data.get("seq", 0) + 1
+            event = (ts, seq, value)
+            if len(joined) == 1:
+                session = joined[0]
+                session["events"].append(event)
+                session["start"] = min(session["start"], ts)
+                session["end"] = max(session["end"], ts)
+                if self.aggregation.aggregate:
+                    session["aggs"] = self.aggregation.add(session["aggs"], value, ts)
+            else:
+                events = [e for s in joined for e in s["events"]] + [event]
+                for s in joined:
+                    sessions.remove(s)
+                session = {"start": min(e[0] for e in events), "end": max(e[0] for e in events), "events": events}
+                session["aggs"] = self._fold(events)
+                sessions.append(session)
+                sessions.sort(key=lambda s: s["start"])
+            self.clock.track(store, key)
+            if want_updates:
+                updated.append((key, self._result(session)))
+        if self.clock.by_partition:
+            expired: KeyResults = []
+            for other in self.clock.keys(store):
+                expired.extend(self._expire(store, other, closed_before))
+        else:
+            expired = self._expire(store, key, closed_before, data)
+        return updated, expired
+
+    def _expire(self, store: WindowStore, key: Any, closed_before: int,
+                data: Optional[dict[str, Any]] = None) -> KeyResults:
+        if data is None:
+            data = store.window_data(self.name, key)
+        sessions = data.get("sessions", [])
+        due = [s for s in sessions if s["end"] + self.timeout_ms <= closed_before]
+        for s in due:
+            sessions.remove(s)
+        if not sessions:
+            self.clock.untrack(store, key)
+        return [(key, self._result(s)) for s in due]

@@ -1,0 +1,256 @@
+"""Window semantics, table-driven, through ``sdf.test`` (no Spark): each case is a sequence of
+(value, key, timestamp) events and the records expected after each one."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+import pytest
+
+from streamspark.dataframe import StreamingDataFrame
+from streamspark.dataframe.windows import (
+    Aggregator, Collect, Collector, Count, Earliest, First, Last, Latest, Max, Mean, Min, Reduce, Sum,
+)
+from streamspark.exceptions import InvalidTopology
+from streamspark.models import MessageContext, Topic
+
+
+def sdf():
+    return StreamingDataFrame(Topic("w"))
+
+
+def run(pipeline, events, partition=0):
+    """Feed events; return, per event, the list of (value, key, timestamp) produced."""
+    out = []
+    for i, (value, key, ts) in enumerate(events):
+        ctx = MessageContext(key=key, topic="w", partition=partition, offset=i, size=0, timestamp=ts, headers=None)
+        out.append([(v, k, t) for v, k, t, _ in pipeline.test(value, key=key, timestamp=ts, ctx=ctx)])
+    return out
+
+
+def w(start, end, value):
+    return {"start": start, "end": end, "value": value}
+
+
+K, K2 = b"k", b"k2"
+
+CASES = {
+    "tumbling current: every update, timestamp = window start": (
+        lambda: sdf().tumbling_window(10).sum().current(),
+        [(1, K, 1), (2, K, 5), (3, K, 12)],
+        [[(w(0, 10, 1), K, 0)], [(w(0, 10, 3), K, 0)], [(w(10, 20, 3), K, 10)]],
+    ),
+    "tumbling final: a window closes when event time reaches its end; later records are late": (
+        lambda: sdf().tumbling_window(10).sum().final(),
+        [(1, K, 1), (2, K, 5), (3, K, 9), (4, K, 10), (5, K, 8), (6, K, 19), (7, K, 20)],
+        [[], [], [], [(w(0, 10, 6), K, 0)], [], [], [(w(10, 20, 10), K, 10)]],
+    ),
+    "tumbling grace: out-of-order records inside the grace period still count": (
+        lambda: sdf().tumbling_window(10, grace_ms=5).sum().final(),
+        [(1, K, 1), (3, K, 14), (4, K, 8), (5, K, 15)],
+        [[], [], [], [(w(0, 10, 5), K, 0)]],
+    ),
+    "tumbling keys are independent (closing by key)": (
+        lambda: sdf().tumbling_window(10).count().final(),
+        [(1, K, 1), (1, K2, 100), (1, K, 5), (1, K, 10)],
+        [[], [], [], [(w(0, 10, 2), K, 0)]],
+    ),
+    "closing by partition: any key's time closes every key's windows": (
+        lambda: sdf().tumbling_window(10).count().final(closing_strategy="partition"),
+        [(1, K, 1), (1, K2, 3), (1, K2, 100), (1, K, 5)],
+        [[], [], [(w(0, 10, 1), K, 0), (w(0, 10, 1), K2, 0)], []],
+    ),
+    "hopping current: every window containing the record, oldest first": (
+        lambda: sdf().hopping_window(10, 5).sum().current(),
+        [(1, K, 7), (2, K, 12)],
+        [[(w(0, 10, 1), K, 0), (w(5, 15, 1), K, 5)], [(w(5, 15, 3), K, 5), (w(10, 20, 2), K, 10)]],
+    ),
+    "hopping final: overlapping windows close one by one": (
+        lambda: sdf().hopping_window(10, 5).sum().final(),
+        [(1, K, 7), (2, K, 12), (4, K, 16), (8, K, 30)],
+        [[], [(w(0, 10, 1), K, 0)], [(w(5, 15, 3), K, 5)], [(w(10, 20, 6), K, 10), (w(15, 25, 4), K, 15)]],
+    ),
+    "hopping: a record late for one window still counts in the open one": (
+        lambda: sdf().hopping_window(10, 5).sum().final(),
+        [(1, K, 12), (2, K, 9), (4, K, 20)],
+        [[], [], [(w(5, 15, 3), K, 5), (w(10, 20, 1), K, 10)]],
+    ),
+    "sliding current: the record's window and the later windows containing it": (
+        lambda: sdf().sliding_window(10, grace_ms=5).sum().current(),
+        [(1, K, 5), (2, K, 12), (3, K, 20), (4, K, 15)],
+        [[(w(0, 5, 1), K, 0)], [(w(2, 12, 3), K, 2)], [(w(10, 20, 5), K, 10)],
+         [(w(5, 15, 7), K, 5), (w(10, 20, 9), K, 10)]],
+    ),
+    "sliding: an out-of-order record is late for its own closed window, counted in open ones": (
+        lambda: sdf().sliding_window(10).sum().current(),
+        [(1, K, 5), (2, K, 12), (3, K, 20), (4, K, 15)],
+        [[(w(0, 5, 1), K, 0)], [(w(2, 12, 3), K, 2)], [(w(10, 20, 5), K, 10)], [(w(10, 20, 9), K, 10)]],
+    ),
+    "sliding final: inclusive ends, each window once": (
+        lambda: sdf().sliding_window(10).sum().final(),
+        [(1, K, 5), (2, K, 12), (3, K, 20), (4, K, 40), (5, K, 41)],
+        [[], [(w(0, 5, 1), K, 0)], [(w(2, 12, 3), K, 2)], [(w(10, 20, 5), K, 10)], [(w(30, 40, 4), K, 30)]],
+    ),
+    "sliding edges: a record exactly duration before another is in its window": (
+        lambda: sdf().sliding_window(10).count().current(),
+        [(1, K, 10), (1, K, 20), (1, K, 21)],
+        [[(w(0, 10, 1), K, 0)], [(w(10, 20, 2), K, 10)], [(w(11, 21, 2), K, 11)]],
+    ),
+    "sliding late: a record before the watermark is dropped": (
+        lambda: sdf().sliding_window(10).count().final(),
+        [(1, K, 30), (1, K, 19), (1, K, 20)],
+        [[], [], []],
+    ),
+    "tumbling count window": (
+        lambda: sdf().tumbling_count_window(3).sum().final(),
+        [(1, K, 5), (2, K, 3), (3, K, 9), (4, K, 10), (5, K, 11), (6, K, 12), (7, K, 13)],
+        [[], [], [(w(3, 9, 6), K, 3)], [], [], [(w(10, 12, 15), K, 10)], []],
+    ),
+    "tumbling count window current": (
+        lambda: sdf().tumbling_count_window(2).sum().current(),
+        [(1, K, 1), (2, K, 2), (3, K, 3)],
+        [[(w(1, 1, 1), K, 1)], [(w(1, 2, 3), K, 1)], [(w(3, 3, 3), K, 3)]],
+    ),
+    "hopping count window": (
+        lambda: sdf().hopping_count_window(3, 2).sum().final(),
+        [(1, K, 1), (2, K, 2), (3, K, 3), (4, K, 4), (5, K, 5), (6, K, 6)],
+        [[], [], [(w(1, 3, 6), K, 1)], [], [(w(3, 5, 12), K, 3)], []],
+    ),
+    "sliding count window": (
+        lambda: sdf().sliding_count_window(2).sum().current(),
+        [(1, K, 1), (2, K, 2), (3, K, 3)],
+        [[(w(1, 1, 1), K, 1)], [(w(1, 2, 3), K, 1), (w(2, 2, 2), K, 2)], [(w(2, 3, 5), K, 2), (w(3, 3, 3), K, 3)]],
+    ),
+    "session: records closer than the timeout form one session": (
+        lambda: sdf().session_window(10).count().final(),
+        [(1, K, 0), (1, K, 5), (1, K, 14), (1, K, 30), (1, K, 60)],
+        [[], [], [], [(w(0, 14, 3), K, 0)], [(w(30, 30, 1), K, 30)]],
+    ),
+    "session merge: a record bridging two open sessions merges them": (
+        lambda: sdf().session_window(10, grace_ms=10).sum().current(),
+        [(1, K, 0), (2, K, 18), (4, K, 9)],
+        [[(w(0, 0, 1), K, 0)], [(w(18, 18, 2), K, 18)], [(w(0, 18, 7), K, 0)]],
+    ),
+    "session split by keys, grace keeps a session open": (
+        lambda: sdf().session_window(10, grace_ms=5).count().final(),
+        [(1, K, 0), (1, K2, 0), (1, K, 12), (1, K, 8), (1, K, 30), (1, K, 50)],
+        [[], [], [], [], [(w(0, 12, 3), K, 0)], [(w(30, 30, 1), K, 30)]],
+    ),
+    "session late record is dropped": (
+        lambda: sdf().session_window(10).count().final(),
+        [(1, K, 100), (1, K, 50), (1, K, 200)],
+        [[], [], [(w(100, 100, 1), K, 100)]],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_window_semantics(name):
+    build, events, expected = CASES[name]
+    assert run(build(), events) == expected
+
+
+def test_every_aggregation_and_custom_ones():
+    class Spread(Aggregator):
+        def initialize(self):
+            return None
+
+        def agg(self, old, new, timestamp):
+            x = new[self.column]
+            return (x, x) if old is None else (min(old[0], x), max(old[1], x))
+
+        def result(self, value):
+            return value[1] - value[0]
+
+    class Joined(Collector):
+        def result(self, items):
+            return "-".join(str(i) for i in items)
+
+    pipeline = sdf().tumbling_window(10).agg(
+        c=Count(), s=Sum("x"), m=Mean("x"), mx=Max("x"), mn=Min("x"), e=Earliest("x"), l=Latest("x"),
+        f=First("x"), la=Last("x"), r=Reduce(lambda a, v: a * v["x"], lambda v: v["x"]),
+        spread=Spread("x"), col=Collect("x"), joined=Joined("x"), all=Collect(),
+    ).final()
+    events = [({"x": 3}, K, 5), ({"x": 1}, K, 2), ({"x": 2}, K, 7), ({"x": 9}, K, 20)]
+    out = run(pipeline, events)
+    assert out[:3] == [[], [], []]
+    [(result, key, ts)] = out[3]
+    assert (key, ts) == (K, 0)
+    assert list(result) == ["c", "s", "m", "mx", "mn", "e", "l", "f", "la", "r", "spread", "col", "joined", "all",
+                            "start", "end"]
+    assert result == {
+        "c": 3, "s": 6, "m": 2.0, "mx": 3, "mn": 1, "e": 1, "l": 2, "f": 3, "la": 2, "r": 6, "spread": 2,
+        "col": [1, 3, 2], "joined": "1-3-2", "all": [{"x": 1}, {"x": 3}, {"x": 2}], "start": 0, "end": 10,
+    }
+
+
+@pytest.mark.parametrize("method, expected", [
+    ("sum", 6), ("count", 3), ("mean", 2.0), ("max", 3), ("min", 1), ("collect", [1, 3, 2]),
+])
+def test_single_aggregations(method, expected):
+    pipeline = getattr(sdf().tumbling_window(10), method)().final()
+    out = run(pipeline, [(3, K, 5), (1, K, 2), (2, K, 7), (0, K, 10)])
+    assert out[3] == [(w(0, 10, expected), K, 0)]
+
+
+def test_reduce_and_none_values():
+    pipeline = sdf().tumbling_window(10).reduce(lambda a, v: a + [v], lambda v: [v]).final()
+    assert run(pipeline, [(1, K, 1), (2, K, 2), (0, K, 10)])[2] == [(w(0, 10, [1, 2]), K, 0)]
+    mean = sdf().tumbling_window(10).agg(m=Mean("x"), n=Count("x")).final()
+    out = run(mean, [({"x": None}, K, 1), ({"y": 1}, K, 2), ({"x": 4}, K, 3), ({"x": 0}, K, 10)])
+    assert out[3] == [({"m": 4.0, "n": 1, "start": 0, "end": 10}, K, 0)]
+
+
+def test_none_keys_are_ignored(caplog):
+    pipeline = sdf().tumbling_window(10).count().current()
+    with caplog.at_level(logging.WARNING, logger="streamspark"):
+        assert pipeline.test(1, key=None, timestamp=1) == []
+    assert "key is None" in caplog.text
+
+
+def test_on_late_callback_and_logging(caplog):
+    calls = []
+
+    def on_late(value, key, ts, late_by, start, end, name, topic, partition, offset):
+        calls.append((value, key, ts, late_by, start, end, name, topic, partition, offset))
+        return value == "log me"
+
+    pipeline = sdf().tumbling_window(10, name="w10", on_late=on_late).count().final()
+    with caplog.at_level(logging.WARNING, logger="streamspark"):
+        run(pipeline, [(1, K, 25), ("quiet", K, 3), ("log me", K, 4)])
+    assert calls[0] == ("quiet", K, 3, 22, 0, 10, "w10", "w", 0, 1)
+    assert len(calls) == 2
+    assert caplog.text.count("Skipping window processing for the closed window") == 1
+    assert "late_by_ms=21" in caplog.text
+
+
+def test_collectors_need_final_and_parameters_are_checked():
+    with pytest.raises(InvalidTopology, match="final"):
+        sdf().tumbling_window(10).collect().current()
+    with pytest.raises(InvalidTopology, match="final"):
+        sdf().tumbling_window(10).agg(c=Collect()).current()
+    with pytest.raises(ValueError):
+        sdf().hopping_window(10, 20)
+    with pytest.raises(ValueError):
+        sdf().tumbling_count_window(0)
+    with pytest.raises(ValueError):
+        sdf().hopping_count_window(3, 4)
+    with pytest.raises(TypeError):
+        sdf().tumbling_window("10")
+    with pytest.raises(TypeError, match="closing_strategy"):
+        sdf().tumbling_window(10).sum().final(closing_strategy="topic")
+    with pytest.raises(TypeError, match="key"):
+        sdf().sliding_window(10).sum().final(closing_strategy="partition")
+    with pytest.raises(ValueError, match="reserved"):
+        sdf().tumbling_window(10).agg(start=Count())
+
+
+def test_timedelta_is_rounded_to_the_millisecond():
+    d = sdf().tumbling_window(timedelta(microseconds=1600), grace_ms=timedelta(microseconds=400))
+    assert (d.duration_ms, d.grace_ms) == (2, 0)
+
+
+def test_window_results_flow_into_later_steps():
+    pipeline = sdf().tumbling_window(10).sum().final().apply(lambda r: r["value"] * 10)
+    assert run(pipeline, [(1, K, 1), (2, K, 3), (0, K, 10)])[2] == [(30, K, 0)]
