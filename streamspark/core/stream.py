@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import itertools
 import pickle
+import time
 from typing import Any, Callable, Iterable, Optional, Protocol
 
 from ..exceptions import InvalidTopology
@@ -336,6 +337,9 @@ class _ScopedWindows:
     def drop_window_data(self, scope: str, key: Any) -> None:
         self.states.drop_window_data(self.prefix + scope, key)
 
+    def window_scope(self, scope: str) -> list[dict[str, Any]]:
+        return self.states.window_scope(self.prefix + scope)  # type: ignore[no-any-return]
+
 
 def _compile_window(node: StreamNode, nxt: PushFn, states: Optional[StateProvider]) -> PushFn:
     import logging
@@ -347,14 +351,28 @@ def _compile_window(node: StreamNode, nxt: PushFn, states: Optional[StateProvide
     store = _ScopedWindows(states, node.options["stream_id"])
     logger = logging.getLogger("streamspark")
 
+    processor = node.options["window"]
+    idle = processor.idle_ms is not None
+
     def push(v: Any, k: Any, t: int, h: Any) -> None:
         if k is None:
             logger.warning("Skipping window processing for a message because the key is None")
             return
         updated, expired = process(v, k, t, store, want_updates)
+        if idle:
+            processor.touch(store.window_data(processor.name, k), k, int(time.time() * 1000))
         for key, result in updated if want_updates else expired:
             nxt(result, key, result["start"], None)
 
+    if idle:
+        # closing quiet keys runs outside of any record: the engine calls the tickers
+        def tick(now_ms: int) -> None:
+            for key, result in processor.close_quiet(store, now_ms):
+                nxt(result, key, result["start"], None)
+
+        tickers = getattr(states, "tickers", None)
+        if isinstance(tickers, list):
+            tickers.append(tick)
     return push
 
 

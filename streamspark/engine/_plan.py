@@ -67,6 +67,13 @@ class PipelinePlan:
                    and node.options["window"].clock.by_partition for node in self._nodes())
 
     @property
+    def idle_ms(self) -> Optional[int]:
+        """The shortest ``close_idle_after`` of the windows (None: no processing-time timers)."""
+        found = [node.options["window"].idle_ms for node in self._nodes()
+                 if node.kind == "window" and node.options["window"].idle_ms is not None]
+        return min(found) if found else None
+
+    @property
     def stateful(self) -> bool:
         """True when a step needs per-key state (the pipeline then runs per key bucket)."""
         return any(node.options.get("stream_id") for node in self._nodes())

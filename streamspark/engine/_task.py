@@ -348,6 +348,22 @@ class TaskProcessor:
         except _Fatal as fatal:
             self._failed(fatal)
 
+    def run_tickers(self, tickers: list[Any], now_ms: int) -> None:
+        """Run the timer callbacks of windows (closing quiet keys); their outputs flow downstream."""
+        if self.error is not None or not tickers:
+            return
+        ctx = MessageContext(key=None, topic="", partition=-1, offset=-1, size=0, timestamp=now_ms, headers=None)
+        assert self.emitter is not None
+        self.emitter.ctx = ctx
+        set_message_context(ctx)
+        try:
+            for tick in tickers:
+                tick(now_ms)
+        except _Fatal as fatal:
+            self._failed(fatal)
+        except Exception as exc:
+            self._failed(_Fatal(exc, "processing", None, None, None))
+
     def _flush_sink(self, node_id: int, sink: BaseSink) -> None:
         """Flush; after ``SinkBackpressureError`` drop, wait ``retry_after`` and feed the same records again."""
         assert self.emitter is not None
@@ -443,7 +459,8 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
 
     if plan.loglevel:
         configure_logging(plan.loglevel)
-    frame = pd.concat(list(frames), ignore_index=True) if frames is not None else None
+    parts = list(frames) if frames is not None else []
+    frame = pd.concat(parts, ignore_index=True) if parts else None  # none on a timer-only call
     grouped = bool(plan.group_nodes)
     if grouped and key[0] == _SUMMARY_BUCKET:
         # summaries of the pre-shuffle stage pass through to the driver
@@ -454,6 +471,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
     try:
         blob = group_state.get[0] if group_state.exists else None
         store = KeyedStateStore.loads(blob, buckets)
+        store.tickers = []  # windows closing quiet keys register here while compiling
         processor = TaskProcessor(
             plan, _spark_partition(), states=store, stage="post" if grouped else "all", bucket=int(key[0])
         )
@@ -472,9 +490,13 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
                 cols = {name: frame[name].tolist() for name in ("topic", "partition", "offset", "timestamp",
                                                                  "timestamp_type", "key", "value", "headers")}
                 processor.process(cols)
+        if plan.idle_ms is not None:
+            processor.run_tickers(store.tickers, int(time.time() * 1000))
         summary = processor.finish()
         if summary["error"] is None:
             group_state.update((store.dumps(),))
+            if plan.idle_ms is not None:
+                group_state.setTimeoutDuration(plan.idle_ms)
     except Exception as exc:  # the state blob could not be read or written
         if processor is not None:
             processor._failed(_Fatal(exc, "state", None, None, None))

@@ -77,6 +77,9 @@ class QueryRunner:
         self._query: Any = None
         #: set by ``Application.stop(fail=True)``: do not wait for the batch in flight
         self.fail_fast = False
+        #: processing-time timers in the plan (empty micro-batches then run every trigger)
+        self._timers = plan.idle_ms is not None
+        self._batch_had_data = False
 
     # --- stop control ----------------------------------------------------------------
     def request_stop(self) -> None:
@@ -96,13 +99,15 @@ class QueryRunner:
             self._stop.set()
             raise
         finally:
-            self._last_activity = time.monotonic()
+            if not self._timers or self._batch_had_data:
+                self._last_activity = time.monotonic()
             self._in_batch.clear()
 
     def _process_batch(self, batch_df: Any, batch_id: int, limits: RunLimits) -> None:
         started = time.monotonic()
         started_ms = time.time_ns() // 1_000_000
         plan = self.plan
+        self._batch_had_data = False
         summaries = batch_df.collect()
         try:
             self._raise_errors(summaries)
@@ -112,6 +117,7 @@ class QueryRunner:
             raise
         batch_inputs = sum(r["input_count"] for r in summaries)
         batch_outputs = sum(r["output_count"] for r in summaries)
+        self._batch_had_data = bool(batch_inputs or batch_outputs)
         skipped = sum(r["skipped"] for r in summaries)
         # the batch succeeded: hand over what driver-side sinks and the collector gathered
         for r in summaries:
@@ -214,7 +220,9 @@ class QueryRunner:
             outputStructType=SUMMARY_SCHEMA,
             stateStructType="blob binary",
             outputMode="append",
-            timeoutConf=GroupStateTimeout.NoTimeout,
+            # windows closing quiet keys need timers (Spark then runs a batch every trigger)
+            timeoutConf=GroupStateTimeout.ProcessingTimeTimeout if plan.idle_ms is not None
+            else GroupStateTimeout.NoTimeout,
         )
 
     def run(self, limits: RunLimits) -> None:
@@ -240,7 +248,8 @@ class QueryRunner:
                             sink._driver_idle(caught_up)
                 if limits.timeout:
                     status = query.status
-                    active = self._in_batch.is_set() or status.get("isDataAvailable")
+                    # with timers Spark runs a batch every trigger: only batches with data count
+                    active = (self._in_batch.is_set() and not self._timers) or status.get("isDataAvailable")
                     if active:
                         self._last_activity = now
                     elif self._last_activity is None and status.get("message") == "Waiting for data to arrive":

@@ -44,6 +44,8 @@ class KeyedStateStore:
         self.buckets = buckets
         #: window data: ``{(scope, key): plain dict}`` (kept as Python objects, pickled with the blob)
         self._windows = windows if windows is not None else {}
+        #: timer callbacks of windows (set by the engine; absent in ``sdf.test()``)
+        self.tickers: Optional[list[Any]] = None
 
     def window_data(self, scope: str, key: Any) -> dict[str, Any]:
         """The window data dict of ``key`` in ``scope`` (a stream id and window name), created empty."""
@@ -52,6 +54,10 @@ class KeyedStateStore:
         if data is None:
             data = self._windows[slot] = {}
         return data
+
+    def window_scope(self, scope: str) -> list[dict[str, Any]]:
+        """Every key's window data in ``scope``."""
+        return [data for (sc, _), data in self._windows.items() if sc == scope]
 
     def drop_window_data(self, scope: str, key: Any) -> None:
         self._windows.pop((scope, scope_key(key) if not isinstance(key, tuple) else key), None)

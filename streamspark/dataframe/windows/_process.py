@@ -31,6 +31,10 @@ class WindowStore(Protocol):
     def drop_window_data(self, scope: str, key: Any) -> None: ...
 
 
+class WindowStoreWithScan(WindowStore, Protocol):
+    def window_scope(self, scope: str) -> list[dict[str, Any]]: ...
+
+
 def window_ranges(timestamp_ms: int, duration_ms: int, step_ms: Optional[int] = None) -> list[tuple[int, int]]:
     """The ``[start, end)`` windows containing ``timestamp_ms``, aligned to the epoch, oldest first.
 
@@ -102,10 +106,35 @@ class Aggregation:
 
 
 class _Base:
+    #: close a key's open windows after this much processing time without a record (None: never)
+    idle_ms: Optional[int] = None
+
     def __init__(self, name: str, aggregation: Aggregation, on_late: Optional[OnLate] = None) -> None:
         self.name = name
         self.aggregation = aggregation
         self.on_late = on_late
+
+    def touch(self, data: dict[str, Any], key: Any, now_ms: int) -> None:
+        """Remember when ``key`` last sent (processing time), for closing quiet keys."""
+        data["_key"] = key
+        data["_seen_at"] = now_ms
+
+    def close_quiet(self, store: "WindowStoreWithScan", now_ms: int) -> KeyResults:
+        """Close every open window of the keys quiet for ``idle_ms`` (processing time)."""
+        if self.idle_ms is None:
+            return []
+        out: KeyResults = []
+        for data in store.window_scope(self.name):
+            seen = data.get("_seen_at")
+            if seen is not None and now_ms - seen >= self.idle_ms and self._has_open(data):
+                out.extend(self._close_all(store, data["_key"], data))
+        return out
+
+    def _has_open(self, data: dict[str, Any]) -> bool:
+        return bool(data.get("windows") or data.get("sessions") or data.get("events"))
+
+    def _close_all(self, store: WindowStore, key: Any, data: dict[str, Any]) -> KeyResults:
+        raise NotImplementedError
 
     def _late(self, value: Any, key: Any, ts: int, start: int, end: int, late_by: int) -> None:
         ctx = _current_message_context.get()
@@ -207,6 +236,15 @@ class TimeWindowProcessor(_Base):
             expired = self._expire(store, key, max_expired_start, data)
         return updated, expired
 
+    def _close_all(self, store: WindowStore, key: Any, data: dict[str, Any]) -> KeyResults:
+        windows = data.get("windows", {})
+        if not windows:
+            return []
+        last_start = max(windows)
+        # the key's event time moves past what was closed: later records for these windows are late
+        data["latest"] = max(data.get("latest") or 0, windows[last_start][0] + self.grace_ms)
+        return self._expire(store, key, last_start, data)
+
     def _expire(self, store: WindowStore, key: Any, max_expired_start: int,
                 data: Optional[dict[str, Any]] = None) -> KeyResults:
         if data is None:
@@ -293,6 +331,27 @@ class SlidingWindowProcessor(_Base):
             data["events"] = [e for e in events if e[0] > max_expired_start]
         return updated, expired
 
+    def _close_all(self, store: WindowStore, key: Any, data: dict[str, Any]) -> KeyResults:
+        return _sliding_close_all(self, store, key, data)
+
+
+def _sliding_close_all(self: "SlidingWindowProcessor", store: WindowStore, key: Any,
+                       data: dict[str, Any]) -> KeyResults:
+    events = data.get("events", [])
+    if not events:
+        return []
+    last = max(e[0] for e in events)
+    closed_upto = data.get("closed_upto", -1)
+    out: KeyResults = []
+    for end in sorted({e[0] for e in events}):
+        start = max(0, end - self.duration_ms)
+        if start > closed_upto:
+            out.append((key, self._window(events, start, end)))
+    data["closed_upto"] = max(0, last - self.duration_ms)
+    data["latest"] = max(data.get("latest") or 0, last + self.grace_ms + 1)
+    data["events"] = []
+    return out
+
 
 class CountWindowProcessor(_Base):
     """Tumbling (``step=None``), hopping and sliding (``step=1``) count windows.
@@ -336,6 +395,13 @@ class CountWindowProcessor(_Base):
                 windows.remove(window)
                 expired.append((key, agg.results(window["aggs"], window["items"], window["start"], window["end"])))
         return updated, expired
+
+    def _close_all(self, store: WindowStore, key: Any, data: dict[str, Any]) -> KeyResults:
+        """A quiet key's count windows close with what they hold."""
+        windows = data.get("windows", [])
+        out = [(key, self.aggregation.results(w["aggs"], w["items"], w["start"], w["end"])) for w in windows]
+        data["windows"] = []
+        return out
 
 
 class SessionWindowProcessor(_Base):
@@ -409,6 +475,14 @@ class SessionWindowProcessor(_Base):
         else:
             expired = self._expire(store, key, closed_before, data)
         return updated, expired
+
+    def _close_all(self, store: WindowStore, key: Any, data: dict[str, Any]) -> KeyResults:
+        sessions = data.get("sessions", [])
+        if not sessions:
+            return []
+        last_end = max(s["end"] for s in sessions)
+        data["latest"] = max(data.get("latest") or 0, last_end + self.timeout_ms + self.grace_ms)
+        return self._expire(store, key, last_end + self.timeout_ms, data)
 
     def _expire(self, store: WindowStore, key: Any, closed_before: int,
                 data: Optional[dict[str, Any]] = None) -> KeyResults:

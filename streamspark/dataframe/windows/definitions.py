@@ -57,14 +57,31 @@ class Window:
             raise InvalidTopology("Collectors (collect(), Collect()) work with .final() only, not .current()")
         return self._apply("current", closing_strategy)
 
-    def final(self, closing_strategy: ClosingStrategy = "key") -> "StreamingDataFrame":
-        """Emit each window once, when it closes."""
-        return self._apply("final", closing_strategy)
+    def final(
+        self, closing_strategy: ClosingStrategy = "key", close_idle_after: Optional[Union[int, timedelta]] = None
+    ) -> "StreamingDataFrame":
+        """Emit each window once, when it closes.
 
-    def _apply(self, emit: str, closing_strategy: str) -> "StreamingDataFrame":
+        :param close_idle_after: also close a key's open windows once it sent nothing for this
+            long in *processing* time (ms or timedelta) — for keys that went quiet, whose last
+            window would otherwise never close. Later records for those windows are late. On
+            Spark this uses processing-time timers (an empty micro-batch runs every trigger
+            interval to check them). Not in ``sdf.test()``; ``closing_strategy="key"`` only.
+        """
+        idle = to_ms(close_idle_after, "close_idle_after") if close_idle_after is not None else None
+        if idle is not None:
+            if idle <= 0:
+                raise ValueError("close_idle_after must be positive")
+            if closing_strategy != "key":
+                raise TypeError('close_idle_after works with closing_strategy="key" (partition closing already '
+                                "closes the windows of quiet keys)")
+        return self._apply("final", closing_strategy, idle)
+
+    def _apply(self, emit: str, closing_strategy: str, idle_ms: Optional[int] = None) -> "StreamingDataFrame":
         if closing_strategy not in ("key", "partition"):
             raise TypeError('closing_strategy must be "key" or "partition"')
         processor = self._definition._processor(self._aggregation, self.name, closing_strategy == "partition")
+        processor.idle_ms = idle_ms
         sdf = self._definition._dataframe
         return sdf._derive(sdf._stream.add_window(processor, emit, sdf.stream_id))
 

@@ -254,3 +254,37 @@ def test_timedelta_is_rounded_to_the_millisecond():
 def test_window_results_flow_into_later_steps():
     pipeline = sdf().tumbling_window(10).sum().final().apply(lambda r: r["value"] * 10)
     assert run(pipeline, [(1, K, 1), (2, K, 3), (0, K, 10)])[2] == [(30, K, 0)]
+
+
+@pytest.mark.parametrize("build, events, expected", [
+    (lambda: sdf().tumbling_window(10).sum(), [(1, 3), (2, 5)], [w(0, 10, 3)]),
+    (lambda: sdf().hopping_window(10, 5).sum(), [(1, 7)], [w(0, 10, 1), w(5, 15, 1)]),
+    (lambda: sdf().sliding_window(10).sum(), [(1, 5), (2, 8)], [w(0, 5, 1), w(0, 8, 3)]),
+    (lambda: sdf().tumbling_count_window(5).sum(), [(1, 5), (2, 8)], [w(5, 8, 3)]),
+    (lambda: sdf().session_window(10).sum(), [(1, 5), (2, 8)], [w(5, 8, 3)]),
+])
+def test_closing_quiet_keys_closes_everything_open(build, events, expected):
+    """The timer path (used on Spark): windows of a key quiet for close_idle_after close with
+    what they hold, once."""
+    from streamspark.core.stream import compose
+    from streamspark.state.store import KeyedStateStore
+
+    pipeline = build().final(close_idle_after=1000)
+    store = KeyedStateStore()
+    store.tickers = []
+    out = []
+    push = compose(pipeline._stream.root(), collect=lambda v, k, t, h: out.append(v), states=store)
+    for value, ts in events:
+        push(value, K, ts, None)
+    [tick] = store.tickers
+    assert out == []
+    tick(10**13)
+    assert out == expected
+    tick(10**13 + 5000)
+    assert out == expected  # nothing left open
+    if "tumbling_window" in pipeline._stream.node.options["window"].name:
+        push(9, K, 4, None)  # a record for the closed window is late: no second result
+        tick(10**13 + 10000)
+        assert out == expected
+    with pytest.raises(TypeError, match="key"):
+        sdf().tumbling_window(10).sum().final(closing_strategy="partition", close_idle_after=5)

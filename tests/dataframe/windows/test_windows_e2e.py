@@ -62,3 +62,16 @@ def test_closing_by_partition_on_spark(make_app, kafka):
     rows = app.run(timeout=3, metadata=True)
     assert sorted((r["_key"], r["start"], r["value"]) for r in rows) == [(b"a", 0, 1), (b"b", 0, 1)]
     _ = json_messages
+
+
+def test_quiet_key_windows_close_by_processing_time(make_app, kafka):
+    """Key a sends twice and goes quiet; with close_idle_after its open window is emitted by a Spark
+    timer although no later record of a arrives (without it, .final() would never fire)."""
+    src = kafka.new_topic(partitions=1)
+    kafka.produce(src, [{"value": b"1", "key": b"a", "timestamp": 100},
+                        {"value": b"2", "key": b"a", "timestamp": 200}])
+    app = make_app()
+    sdf = app.dataframe(app.topic(src, value_deserializer="json"))
+    sdf = sdf.tumbling_window(1000).sum().final(close_idle_after=1500)
+    rows = app.run(timeout=15, count=1, metadata=True)
+    assert [(r["_key"], r["start"], r["end"], r["value"]) for r in rows] == [(b"a", 0, 1000, 3)]
