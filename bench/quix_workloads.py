@@ -21,13 +21,17 @@ def main() -> None:
     broker, workload, src, out, state_dir = sys.argv[1:6]
     app = Application(broker_address=broker, consumer_group=f"quix-{uuid.uuid4().hex[:6]}",
                       auto_offset_reset="earliest", state_dir=state_dir, loglevel="WARNING")
-    sdf = app.dataframe(app.topic(src))
+    sdf = app.dataframe(app.topic(src, timestamp_extractor=(lambda v, h, t, tt: v["ts"]) if workload == "W3" else None))
     if workload == "W1":
         sdf = sdf[sdf["temp"] > 25]
         sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
         sdf = sdf.apply(lambda v: {**v, "tag": "hot"})
     elif workload == "W2":
         sdf = sdf.apply(count, stateful=True)
+    elif workload == "W3":
+        from quixstreams.dataframe.windows import Count, Mean
+
+        sdf = sdf.tumbling_window(10_000).agg(avg=Mean("temp"), n=Count()).final()
     sdf.to_topic(app.topic(out))
     idle = 3.0
     started = time.perf_counter()

@@ -4,7 +4,12 @@ Usage: ``.venv/bin/python bench/run.py [--messages N] [--json out.json] [--no-qu
 
 Workloads (~150-byte JSON values, 4 partitions, keys of 10k sensors):
 - W1 (stateless): filter + column arithmetic + apply → to_topic;
-- W2 (stateful): running count per key → to_topic.
+- W2 (stateful): running count per key → to_topic;
+- W3 (windows): 10 s tumbling window per key on the payload's event time,
+  ``.agg(avg=Mean("temp"), n=Count()).final()`` → to_topic;
+- W4 (data lake): every record into Hive-partitioned Parquet (year/month/day/hour) with the
+  embedded Iceberg catalog (streamspark and the bare loop only: the reference's lake sink needs
+  its vendor's storage client).
 
 Systems, one after another on the same input: a bare confluent-kafka loop (the practical
 limit), streamspark, and Quix Streams (installed in ``bench/.venv-quix`` on first use). Spark
@@ -72,6 +77,9 @@ def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1") ->
     c.subscribe([src])
     seen = 0
     counts: dict[bytes, int] = {}
+    windows: dict[bytes, dict[int, tuple[float, int]]] = {}
+    rows: list[dict] = []
+    lake_dir = tempfile.mkdtemp(prefix="bench-lake-")
     started = time.perf_counter()
     while seen < n:
         for m in c.consume(10000, timeout=1.0):
@@ -84,6 +92,21 @@ def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1") ->
                 counts[k] = counts.get(k, 0) + 1
                 v["n"] = counts[k]
                 p.produce(out, key=k, value=orjson.dumps(v))
+            elif workload == "W3":
+                k = m.key()
+                start = v["ts"] - v["ts"] % 10_000
+                win = windows.setdefault(k, {})
+                for old in [s for s in win if s + 10_000 <= v["ts"]]:
+                    total, cnt = win.pop(old)
+                    p.produce(out, key=k, value=orjson.dumps(
+                        {"avg": total / cnt, "n": cnt, "start": old, "end": old + 10_000}))
+                total, cnt = win.get(start, (0.0, 0))
+                win[start] = (total + v["temp"], cnt + 1)
+            elif workload == "W4":
+                rows.append({**v, "__key": m.key()})
+                if len(rows) >= 50_000:
+                    _write_lake(lake_dir, rows)
+                    rows = []
             elif v["temp"] > 25:
                 v["temp_f"] = v["temp"] * 9 / 5 + 32
                 v = transform(v)
@@ -94,11 +117,34 @@ def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1") ->
                     except BufferError:
                         p.poll(0.1)
         p.poll(0)
+    if rows:
+        _write_lake(lake_dir, rows)
     p.flush()
     c.commit(asynchronous=False)
     elapsed = time.perf_counter() - started
     c.close()
     return elapsed
+
+
+def _write_lake(root: str, rows: list) -> None:
+    """The bare loop's lake writer: one Parquet file per hour partition (no catalog)."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    groups: dict = {}
+    for r in rows:
+        t = dt.datetime.fromtimestamp(r["ts"] / 1000, dt.timezone.utc)
+        groups.setdefault((t.year, t.month, t.day, t.hour), []).append(r)
+    for (y, mo, d, h), part in groups.items():
+        path = Path(root, f"year={y}", f"month={mo:02d}", f"day={d:02d}", f"hour={h:02d}")
+        path.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.Table.from_pylist(part), path / f"part-{uuid.uuid4().hex}.parquet")
+
+
+def event_time(value, headers, timestamp, timestamp_type) -> int:
+    return value["ts"]
 
 
 def count_state(value: dict, state) -> dict:
@@ -110,16 +156,25 @@ def count_state(value: dict, state) -> dict:
 def streamspark_run(address: str, src: str, out: str, n: int, state_dir: str, workload: str) -> float:
     from streamspark import Application
 
+    from streamspark.dataframe.windows import Count, Mean
+    from streamspark.sinks.datalake import TSDataLakeSink
+
     app = Application(broker_address=address, consumer_group=f"ss-{uuid.uuid4().hex[:6]}", auto_offset_reset="earliest",
                       state_dir=state_dir, loglevel="INFO", max_records_per_partition=250_000)
-    sdf = app.dataframe(app.topic(src))
+    sdf = app.dataframe(app.topic(src, timestamp_extractor=event_time if workload == "W3" else None))
     if workload == "W1":
         sdf = sdf[sdf["temp"] > 25]
         sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
         sdf = sdf.apply(transform)
-    else:
+    elif workload == "W2":
         sdf = sdf.apply(count_state, stateful=True)
-    sdf.to_topic(app.topic(out))
+    elif workload == "W3":
+        sdf = sdf.tumbling_window(10_000).agg(avg=Mean("temp"), n=Count()).final()
+    if workload == "W4":
+        sdf.sink(TSDataLakeSink(s3_prefix=tempfile.mkdtemp(prefix="bench-lake-"), table_name="readings",
+                                hive_columns=["year", "month", "day", "hour"], timestamp_column="ts"))
+    else:
+        sdf.to_topic(app.topic(out))
     started = time.perf_counter()
     app.run(timeout=2.0, collect=False)
     return time.perf_counter() - started - 2.0
@@ -130,7 +185,7 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--json", default=None)
     parser.add_argument("--no-quix", action="store_true", help="skip Quix Streams")
-    parser.add_argument("--workloads", default="W1,W2")
+    parser.add_argument("--workloads", default="W1,W2,W3,W4")
     args = parser.parse_args()
     from streamspark.engine.session import get_spark
     from streamspark.testing import EmbeddedBroker
@@ -148,7 +203,7 @@ def main() -> int:
             el = bare_loop(broker.address, src, out, args.messages, workload)
             expected = count(broker.address, out)
             results.append({"workload": workload, "system": "confluent-kafka loop", "seconds": el, "outputs": expected})
-            if quix_python is not None:
+            if quix_python is not None and workload != "W4":
                 out = make_topic(broker.address)
                 proc = subprocess.run([quix_python, str(Path(__file__).with_name("quix_workloads.py")), broker.address,
                                        workload, src, out, tempfile.mkdtemp()], capture_output=True, text=True)
@@ -160,7 +215,8 @@ def main() -> int:
             get_spark()
             out = make_topic(broker.address)
             el = streamspark_run(broker.address, src, out, args.messages, tempfile.mkdtemp(), workload)
-            results.append({"workload": workload, "system": "streamspark", "seconds": el, "outputs": count(broker.address, out)})
+            outputs = count(broker.address, out) if workload != "W4" else args.messages
+            results.append({"workload": workload, "system": "streamspark", "seconds": el, "outputs": outputs})
         from pyspark.sql import SparkSession
 
         SparkSession.getActiveSession().stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from typing import Any, Callable, Iterator, Optional
@@ -11,6 +12,10 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from streamspark.testing import EmbeddedBroker
+
+# gcsfs probes GCS bucket types over gRPC, which the GCS emulator of the lake tests does not
+# serve; set before gcsfs is imported (here and in Spark's Python workers, which inherit it)
+os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 
 @pytest.fixture(scope="session")

@@ -60,8 +60,10 @@ def _fileio_properties(storage: LakeStorage) -> dict[str, str]:
                 props[theirs] = str(opts[ours])
         props["py-io-impl"] = "pyiceberg.io.fsspec.FsspecFileIO"
     elif storage.kind == "gcs":
-        if opts.get("project"):
-            props["gcs.project-id"] = str(opts["project"])
+        for ours, theirs in (("project", "gcs.project-id"), ("endpoint_url", "gcs.service.host"),
+                             ("token", "gcs.oauth2.token")):
+            if isinstance(opts.get(ours), str):
+                props[theirs] = str(opts[ours])
         props["py-io-impl"] = "pyiceberg.io.fsspec.FsspecFileIO"
     return props
 
