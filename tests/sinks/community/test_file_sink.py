@@ -1,0 +1,125 @@
+"""FileSink: formats, destinations (local, S3 on SeaweedFS, Azure on Azurite), Spark end to end,
+backpressure on write errors, exactly-once file names on replay."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import threading
+import time
+
+import pyarrow.parquet as pq
+import pytest
+
+from streamspark.sinks.base import SinkBatch
+from streamspark.sinks.community.file import (
+    AzureContainerNotFoundError, AzureFileDestination, FileSink, InvalidFormatError, JSONFormat, LocalDestination,
+    ParquetFormat, S3BucketNotFoundError, S3Destination,
+)
+from streamspark.testing import Azurite, SeaweedFS
+
+from ...conftest import json_messages
+
+
+def batch(*values, topic="t", partition=0, start=0):
+    b = SinkBatch(topic, partition)
+    for i, v in enumerate(values):
+        b.append(value=v, key=f"k{i}".encode(), timestamp=100 + i, headers=None, offset=start + i)
+    return b
+
+
+def test_formats():
+    b = batch({"a": 1}, {"b": 2})
+    lines = JSONFormat().serialize(b).decode().splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {"_timestamp": 100, "_key": "k0", "_value": {"a": 1}}, {"_timestamp": 101, "_key": "k1", "_value": {"b": 2}}]
+    gz = JSONFormat(compress=True)
+    assert gz.file_extension == ".jsonl.gz" and gzip.decompress(gz.serialize(b)).decode().count("\n") == 2
+    custom = JSONFormat(dumps=lambda o: json.dumps(o, sort_keys=True, indent=None))
+    assert custom.serialize(b).startswith(b'{"_key": "k0"')
+    table = pq.read_table(io.BytesIO(ParquetFormat(compression="zstd").serialize(b)))
+    assert table.to_pylist() == [{"_timestamp": 100, "_key": "k0", "a": 1, "b": None},
+                                 {"_timestamp": 101, "_key": "k1", "a": None, "b": 2}]
+    with pytest.raises(ValueError):
+        ParquetFormat(compression="rar")
+    with pytest.raises(InvalidFormatError):
+        FileSink(format="xml")
+    with pytest.raises(ValueError, match="append"):
+        FileSink(format="parquet", destination=LocalDestination(append=True))
+    with pytest.raises(ValueError, match="directory"):
+        FileSink(directory="../etc;rm")
+
+
+def test_local_files_per_partition_named_by_offset_and_append(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sink = FileSink(directory="out", format="json")
+    sink.add({"a": 1}, b"k", 1, None, "t", 0, 10)
+    sink.add({"a": 2}, b"k", 2, None, "t", 1, 7)
+    sink.flush()
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.jsonl")) == [
+        "out/t/0/0000000000000000010.jsonl", "out/t/1/0000000000000000007.jsonl"]
+    appending = FileSink(directory="out", format="json", destination=LocalDestination(append=True))
+    appending.add({"a": 3}, b"k", 3, None, "t", 0, 11)
+    appending.flush()
+    assert (tmp_path / "out/t/0/0000000000000000010.jsonl").read_text().count("\n") == 2
+
+
+def test_spark_pipeline_backpressure_then_delivery(make_app, kafka, tmp_path, monkeypatch):
+    """The partition directory is blocked by a file: writes fail, the batch is retried every 5 s
+    (backpressure) and succeeds once the obstacle is gone, with every record once."""
+    monkeypatch.chdir(tmp_path)
+    topic = kafka.new_topic()
+    kafka.produce(topic, json_messages([{"n": i} for i in range(5)]))
+    (tmp_path / "files" / topic).mkdir(parents=True)
+    (tmp_path / "files" / topic / "0").write_text("in the way")
+    threading.Timer(8, lambda: os.remove(tmp_path / "files" / topic / "0")).start()
+    app = make_app()
+    app.dataframe(app.topic(topic)).sink(FileSink(directory="files", format="parquet"))
+    started = time.monotonic()
+    app.run(timeout=3)
+    assert time.monotonic() - started > 8
+    files = list((tmp_path / "files" / topic / "0").glob("*.parquet"))
+    rows = [r for f in files for r in pq.read_table(f).to_pylist()]
+    assert sorted(r["n"] for r in rows) == list(range(5))
+
+
+@pytest.fixture(scope="module")
+def seaweed():
+    with SeaweedFS() as server:
+        yield server
+
+
+def test_s3_destination(seaweed, monkeypatch):
+    import s3fs
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", seaweed.access_key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", seaweed.secret_key)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", seaweed.endpoint)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    sink = FileSink(directory="archive", format=JSONFormat(compress=True), destination=S3Destination(seaweed.bucket))
+    sink.setup()
+    sink.add({"a": 1}, b"k", 1, None, "events", 3, 40)
+    sink.flush()
+    fs = s3fs.S3FileSystem(**seaweed.storage_options)
+    data = fs.cat_file(f"{seaweed.bucket}/archive/events/3/0000000000000000040.jsonl.gz")
+    assert json.loads(gzip.decompress(data)) == {"_timestamp": 1, "_key": "k", "_value": {"a": 1}}
+    with pytest.raises(S3BucketNotFoundError):
+        FileSink(destination=S3Destination("no-such-bucket")).setup()
+
+
+def test_azure_destination():
+    import adlfs
+
+    with Azurite() as az:
+        fs = adlfs.AzureBlobFileSystem(connection_string=az.connection_string)
+        fs.mkdir("archive")
+        sink = FileSink(directory="x", format="parquet", destination=AzureFileDestination(az.connection_string, "archive"))
+        sink.setup()
+        sink.add({"a": 1}, b"k", 1, None, "events", 0, 5)
+        sink.flush()
+        rows = pq.read_table(io.BytesIO(fs.cat_file("archive/x/events/0/0000000000000000005.parquet"))).to_pylist()
+        assert rows == [{"_timestamp": 1, "_key": "k", "a": 1}]
+        with pytest.raises(AzureContainerNotFoundError):
+            FileSink(destination=AzureFileDestination(az.connection_string, "missing")).setup()
