@@ -109,25 +109,45 @@ class Mean(Aggregator[Any]):
         return total / n if n else None
 
 
-class Max(Aggregator[Any]):
+class _Extreme(Aggregator[Any]):
+    """Keeps the value that ``_wins(new, old)`` prefers (None values are skipped)."""
+
+    def _wins(self, new: Any, old: Any) -> bool:
+        raise NotImplementedError
+
+    def initialize(self) -> Any:
+        return None
+
+    def agg(self, old: Any, new: Any, timestamp: int) -> Any:
+        picked = self._pick(new)
+        if picked is None:
+            return old
+        return picked if old is None or self._wins(picked, old) else old
+
+    def result(self, value: Any) -> Any:
+        return value
+
+
+class Max(_Extreme):
     """The largest value (None values are skipped)."""
 
-    def initialize(self) -> Any:
-        return None
-
-    def agg(self, old: Any, new: Any, timestamp: int) -> Any:
-        picked = self._pick(new)
-        if picked is None:
-            return old
-        return picked if old is None or picked > old else old
-
-    def result(self, value: Any) -> Any:
-        return value
+    def _wins(self, new: Any, old: Any) -> bool:
+        return bool(new > old)
 
 
-class Min(Aggregator[Any]):
+class Min(_Extreme):
     """The smallest value (None values are skipped)."""
 
+    def _wins(self, new: Any, old: Any) -> bool:
+        return bool(new < old)
+
+
+class _ByTime(Aggregator[Any]):
+    """Keeps ``(value, timestamp)`` of the record ``_wins(timestamp, kept timestamp)`` prefers."""
+
+    def _wins(self, timestamp: int, kept: int) -> bool:
+        raise NotImplementedError
+
     def initialize(self) -> Any:
         return None
 
@@ -135,46 +155,24 @@ class Min(Aggregator[Any]):
         picked = self._pick(new)
         if picked is None:
             return old
-        return picked if old is None or picked < old else old
+        return (picked, timestamp) if old is None or self._wins(timestamp, old[1]) else old
 
     def result(self, value: Any) -> Any:
-        return value
+        return None if value is None else value[0]
 
 
-class Earliest(Aggregator[Any]):
+class Earliest(_ByTime):
     """The value with the smallest timestamp (the first one seen among equal timestamps)."""
 
-    def initialize(self) -> Any:
-        return None
-
-    def agg(self, old: Any, new: Any, timestamp: int) -> Any:
-        picked = self._pick(new)
-        if picked is None:
-            return old
-        if old is None or timestamp < old[1]:
-            return (picked, timestamp)
-        return old
-
-    def result(self, value: Any) -> Any:
-        return None if value is None else value[0]
+    def _wins(self, timestamp: int, kept: int) -> bool:
+        return timestamp < kept
 
 
-class Latest(Aggregator[Any]):
+class Latest(_ByTime):
     """The value with the largest timestamp (the last one seen among equal timestamps)."""
 
-    def initialize(self) -> Any:
-        return None
-
-    def agg(self, old: Any, new: Any, timestamp: int) -> Any:
-        picked = self._pick(new)
-        if picked is None:
-            return old
-        if old is None or timestamp >= old[1]:
-            return (picked, timestamp)
-        return old
-
-    def result(self, value: Any) -> Any:
-        return None if value is None else value[0]
+    def _wins(self, timestamp: int, kept: int) -> bool:
+        return timestamp >= kept
 
 
 class First(Aggregator[Any]):

@@ -99,6 +99,9 @@ class LocalDestination(Destination):
 
 class _ObjectStore(Destination):
     _scheme = ""
+    _what = "bucket"
+    _not_found: type[Exception] = FileNotFoundError
+    _denied: type[Exception] = PermissionError
 
     def __init__(self, bucket: str, storage_options: dict[str, Any]) -> None:
         super().__init__()
@@ -113,6 +116,14 @@ class _ObjectStore(Destination):
 
             self._fs = fsspec.filesystem(self._scheme, **self._options)
         return self._fs
+
+    def setup(self) -> None:
+        try:
+            self.fs.ls(self.bucket, refresh=True)
+        except FileNotFoundError as exc:
+            raise self._not_found(f"{self._what} {self.bucket!r} does not exist") from exc
+        except PermissionError as exc:
+            raise self._denied(f"Access to {self._what} {self.bucket!r} was denied") from exc
 
     def write(self, data: bytes, batch: SinkBatch) -> None:
         self.fs.pipe_file(f"{self.bucket}/{self.path(batch)}", data)
@@ -131,6 +142,9 @@ class S3Destination(_ObjectStore):
     """
 
     _scheme = "s3"
+    _what = "S3 bucket"
+    _not_found = S3BucketNotFoundError
+    _denied = S3BucketAccessDeniedError
 
     def __init__(self, bucket: str, aws_access_key_id: Optional[str] = None, aws_secret_access_key: Optional[str] = None,
                  region_name: Optional[str] = None, endpoint_url: Optional[str] = None, **kwargs: Any) -> None:
@@ -149,27 +163,16 @@ class S3Destination(_ObjectStore):
             options["secret"] = aws_secret_access_key or env.get("AWS_SECRET_ACCESS_KEY")
         super().__init__(bucket, options)
 
-    def setup(self) -> None:
-        try:
-            self.fs.ls(self.bucket, refresh=True)
-        except FileNotFoundError as exc:
-            raise S3BucketNotFoundError(f"S3 bucket {self.bucket!r} does not exist") from exc
-        except PermissionError as exc:
-            raise S3BucketAccessDeniedError(f"Access to S3 bucket {self.bucket!r} was denied") from exc
 
 
 class AzureFileDestination(_ObjectStore):
     """Blobs in an Azure Storage container."""
 
     _scheme = "abfs"
+    _what = "Azure container"
+    _not_found = AzureContainerNotFoundError
+    _denied = AzureContainerAccessDeniedError
 
     def __init__(self, connection_string: str, container: str) -> None:
         super().__init__(container, {"connection_string": connection_string})
 
-    def setup(self) -> None:
-        try:
-            self.fs.ls(self.bucket, refresh=True)
-        except FileNotFoundError as exc:
-            raise AzureContainerNotFoundError(f"Azure container {self.bucket!r} does not exist") from exc
-        except PermissionError as exc:
-            raise AzureContainerAccessDeniedError(f"Access to Azure container {self.bucket!r} was denied") from exc
