@@ -62,7 +62,7 @@ class ServerProcess:
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, 15)
             try:
-                proc.wait(15)
+                proc.wait(3)  # test servers keep nothing worth a long shutdown
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
                 proc.wait(5)
