@@ -55,6 +55,14 @@ def _task_identity() -> Optional[tuple[str, int, int]]:
     return query, int(batch), tc.partitionId()
 
 
+def _in_spark_task() -> bool:
+    try:
+        from pyspark import TaskContext
+    except ImportError:
+        return False
+    return TaskContext.get() is not None
+
+
 class TSDataLakeSink(BaseSink):
     """Write dict records as Hive-partitioned Parquet and register the files in an Iceberg table.
 
@@ -165,6 +173,8 @@ class TSDataLakeSink(BaseSink):
                 self.catalog.validate(table)
                 self._schema = plain_schema(table.schema().as_arrow())
         self._validate_layout()
+        if not _in_spark_task():
+            self._timeout.start()  # standalone use and the driver; never in Spark workers
 
     def _validate_layout(self) -> None:
         """Refuse a table directory whose first partition level is another column."""
@@ -195,10 +205,11 @@ class TSDataLakeSink(BaseSink):
     def flush(self) -> None:
         """Write the buffered rows (one file per Hive partition and size slice)."""
         rows, self._rows = self._rows, []
-        if not rows:
-            self._after_standalone_flush([])
-            return
         identity = _task_identity()
+        if not rows:
+            if identity is None:
+                self._after_standalone_flush([])
+            return
         started = time.monotonic()
         if self._schema is None and self.catalog.enabled:
             schema = self.catalog.arrow_schema()

@@ -200,3 +200,21 @@ def test_driver_silence_clock_steps_through_batch_gaps(tmp_path):
         assert fired == [b"a", b"b"]
     finally:
         sink._driver_stop()
+
+
+def test_standalone_setup_starts_the_silence_thread(tmp_path):
+    """Used directly (as in the reference), setup() starts the check thread: a key fires without any flush."""
+    import threading
+
+    fired = threading.Event()
+    sink = TSDataLakeSink(s3_prefix=str(tmp_path / "lake"), table_name="t", stream_timeout_ms=300,
+                          on_stream_timeout=lambda k: fired.set())
+    sink.setup()
+    try:
+        assert sink._timeout.running
+        _add(sink, [{"ts_ms": T0}], key=b"quiet")
+        sink.flush()
+        assert fired.wait(5)
+    finally:
+        sink.cleanup()
+    assert not sink._timeout.running
