@@ -346,12 +346,11 @@ def _compile_window(node: StreamNode, nxt: PushFn, states: Optional[StateProvide
 
     if states is None:
         raise InvalidTopology(f"{describe(node)} is stateful and needs a state provider to compile")
-    process = node.options["window"].process
+    processor = node.options["window"]
+    process = processor.process
     want_updates = node.options["emit"] == "current"
     store = _ScopedWindows(states, node.options["stream_id"])
     logger = logging.getLogger("streamspark")
-
-    processor = node.options["window"]
     idle = processor.idle_ms is not None
 
     def push(v: Any, k: Any, t: int, h: Any) -> None:

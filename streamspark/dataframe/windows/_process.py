@@ -8,6 +8,7 @@ reference (see the README's Windows section); the code is ours.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any, Callable, Iterable, Optional, Protocol
 
 from ...context import _current_message_context
@@ -173,18 +174,41 @@ class _EventTime:
         index["latest"] = latest
         return latest
 
-    def track(self, store: WindowStore, key: Any) -> None:
+    def track(self, store: WindowStore, key: Any, due: int) -> None:
+        """Partition closing: remember that ``key`` has windows, the first closing at threshold ``due``."""
         if self.by_partition:
             index = store.window_data(self.name, _partition_scope())
-            index.setdefault("keys", {})[repr(key)] = key
+            keys = index.setdefault("keys", {})
+            seen = keys.get(repr(key))
+            if seen is not None:
+                due = min(seen[1], due)
+            keys[repr(key)] = (key, due)
+            index["min_due"] = min(index.get("min_due", math.inf), due)
 
-    def keys(self, store: WindowStore) -> list[Any]:
+    def expire_due(self, store: WindowStore, threshold: int,
+                   expire: Callable[[Any], KeyResults]) -> KeyResults:
+        """Partition closing: ``expire(key)`` for the keys (in a stable order) whose windows may
+        close at ``threshold``; the partition's earliest due threshold skips the scan otherwise."""
         index = store.window_data(self.name, _partition_scope())
-        return [index["keys"][k] for k in sorted(index.get("keys", {}))]
+        if index.get("min_due", math.inf) > threshold:
+            return []
+        keys = index.get("keys", {})
+        out: KeyResults = []
+        for name in sorted(keys):
+            entry = keys.get(name)
+            if entry is not None and entry[1] <= threshold:
+                out.extend(expire(entry[0]))
+        index["min_due"] = min((due for _, due in keys.values()), default=math.inf)
+        return out
 
-    def untrack(self, store: WindowStore, key: Any) -> None:
+    def retrack(self, store: WindowStore, key: Any, due: Optional[int]) -> None:
+        """Partition closing: after an expiry, ``key``'s next due threshold (None: nothing left open)."""
         if self.by_partition:
-            store.window_data(self.name, _partition_scope()).get("keys", {}).pop(repr(key), None)
+            keys = store.window_data(self.name, _partition_scope()).get("keys", {})
+            if due is None:
+                keys.pop(repr(key), None)
+            else:
+                keys[repr(key)] = (key, due)
 
 
 class TimeWindowProcessor(_Base):
@@ -227,11 +251,10 @@ class TimeWindowProcessor(_Base):
             if agg.collect:
                 seq = data["seq"] = data.get("seq", 0) + 1
                 data.setdefault("items", []).append((ts, seq, agg.collect_value(value)))
-            self.clock.track(store, key)
+            self.clock.track(store, key, min(windows))
         if self.clock.by_partition:
-            expired: KeyResults = []
-            for other in self.clock.keys(store):
-                expired.extend(self._expire(store, other, max_expired_start))
+            expired = self.clock.expire_due(store, max_expired_start,
+                                            lambda other: self._expire(store, other, max_expired_start))
         else:
             expired = self._expire(store, key, max_expired_start, data)
         return updated, expired
@@ -262,11 +285,10 @@ class TimeWindowProcessor(_Base):
             if agg.collect:
                 collected = [v for t, _, v in sorted(i for i in items if start <= i[0] < end)]
             out.append((key, agg.results(states, collected, start, end)))
+        keep_from = min(windows) if windows else None
         if agg.collect:
-            keep_from = min(windows) if windows else None
             data["items"] = [i for i in items if keep_from is not None and i[0] >= keep_from]
-        if not windows:
-            self.clock.untrack(store, key)
+        self.clock.retrack(store, key, keep_from)
         return out
 
 
@@ -332,25 +354,20 @@ class SlidingWindowProcessor(_Base):
         return updated, expired
 
     def _close_all(self, store: WindowStore, key: Any, data: dict[str, Any]) -> KeyResults:
-        return _sliding_close_all(self, store, key, data)
-
-
-def _sliding_close_all(self: "SlidingWindowProcessor", store: WindowStore, key: Any,
-                       data: dict[str, Any]) -> KeyResults:
-    events = data.get("events", [])
-    if not events:
-        return []
-    last = max(e[0] for e in events)
-    closed_upto = data.get("closed_upto", -1)
-    out: KeyResults = []
-    for end in sorted({e[0] for e in events}):
-        start = max(0, end - self.duration_ms)
-        if start > closed_upto:
-            out.append((key, self._window(events, start, end)))
-    data["closed_upto"] = max(0, last - self.duration_ms)
-    data["latest"] = max(data.get("latest") or 0, last + self.grace_ms + 1)
-    data["events"] = []
-    return out
+        events = data.get("events", [])
+        if not events:
+            return []
+        last = max(e[0] for e in events)
+        closed_upto = data.get("closed_upto", -1)
+        out: KeyResults = []
+        for end in sorted({e[0] for e in events}):
+            start = max(0, end - self.duration_ms)
+            if start > closed_upto:
+                out.append((key, self._window(events, start, end)))
+        data["closed_upto"] = max(0, last - self.duration_ms)
+        data["latest"] = max(data.get("latest") or 0, last + self.grace_ms + 1)
+        data["events"] = []
+        return out
 
 
 class CountWindowProcessor(_Base):
@@ -465,13 +482,12 @@ class SessionWindowProcessor(_Base):
                 session["aggs"] = self._fold(events)
                 sessions.append(session)
                 sessions.sort(key=lambda s: s["start"])
-            self.clock.track(store, key)
+            self.clock.track(store, key, session["end"] + timeout)
             if want_updates:
                 updated.append((key, self._result(session)))
         if self.clock.by_partition:
-            expired: KeyResults = []
-            for other in self.clock.keys(store):
-                expired.extend(self._expire(store, other, closed_before))
+            expired = self.clock.expire_due(store, closed_before,
+                                            lambda other: self._expire(store, other, closed_before))
         else:
             expired = self._expire(store, key, closed_before, data)
         return updated, expired
@@ -492,6 +508,5 @@ class SessionWindowProcessor(_Base):
         due = [s for s in sessions if s["end"] + self.timeout_ms <= closed_before]
         for s in due:
             sessions.remove(s)
-        if not sessions:
-            self.clock.untrack(store, key)
+        self.clock.retrack(store, key, min((s["end"] + self.timeout_ms for s in sessions), default=None))
         return [(key, self._result(s)) for s in due]

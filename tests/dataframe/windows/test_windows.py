@@ -61,6 +61,11 @@ CASES = {
         [(1, K, 1), (1, K2, 3), (1, K2, 100), (1, K, 5)],
         [[], [], [(w(0, 10, 1), K, 0), (w(0, 10, 1), K2, 0)], []],
     ),
+    "closing by partition: only keys with due windows close, each once": (
+        lambda: sdf().tumbling_window(10).count().final(closing_strategy="partition"),
+        [(1, K, 1), (1, K2, 15), (1, K, 16), (1, K2, 25), (1, K, 31)],
+        [[], [(w(0, 10, 1), K, 0)], [], [(w(10, 20, 1), K, 10), (w(10, 20, 1), K2, 10)], [(w(20, 30, 1), K2, 20)]],
+    ),
     "hopping current: every window containing the record, oldest first": (
         lambda: sdf().hopping_window(10, 5).sum().current(),
         [(1, K, 7), (2, K, 12)],
@@ -136,6 +141,11 @@ CASES = {
         lambda: sdf().session_window(10, grace_ms=5).count().final(),
         [(1, K, 0), (1, K2, 0), (1, K, 12), (1, K, 8), (1, K, 30), (1, K, 50)],
         [[], [], [], [], [(w(0, 12, 3), K, 0)], [(w(30, 30, 1), K, 30)]],
+    ),
+    "session closing by partition": (
+        lambda: sdf().session_window(10).count().final(closing_strategy="partition"),
+        [(1, K, 0), (1, K2, 5), (1, K2, 30), (1, K, 12)],
+        [[], [], [(w(0, 0, 1), K, 0), (w(5, 5, 1), K2, 5)], []],
     ),
     "session late record is dropped": (
         lambda: sdf().session_window(10).count().final(),
