@@ -240,14 +240,14 @@ class QueryRunner:
                 now = time.monotonic()
                 if self._stop.is_set():
                     break
+                # one status read per loop (a JVM round trip) serves both checks below
+                status = query.status if (self.sinks_by_node or limits.timeout) else {}
                 if self.sinks_by_node and not self._in_batch.is_set():
-                    status = query.status
                     if not status.get("isDataAvailable") and not status.get("isTriggerActive"):
                         caught_up = time.time_ns() // 1_000_000 - int(self.trigger_interval * 1000)
                         for sink in self.sinks_by_node.values():
                             sink._driver_idle(caught_up)
                 if limits.timeout:
-                    status = query.status
                     # with timers Spark runs a batch every trigger: only batches with data count
                     active = (self._in_batch.is_set() and not self._timers) or status.get("isDataAvailable")
                     if active:

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import pyarrow as pa
 
+from ._layout import plain_schema
 from .storage import LakeStorage
 
 __all__ = ("LakeCatalog", "LakeCatalogError", "BATCH_PROPERTY", "QUERY_PROPERTY")
@@ -210,9 +211,14 @@ class LakeCatalog:
         return False
 
     def commit_files(
-        self, files: list[str], schemas: list[pa.Schema], query_id: str, batch_id: int, auto_discover: bool = True
+        self, files: list[str], schemas: list[pa.Schema], query_id: str, batch_id: int, auto_discover: bool = True,
+        conform: Optional[Callable[[pa.Schema], None]] = None,
     ) -> bool:
-        """Register ``files`` (full URLs) as one snapshot; ``False`` when the batch was already registered."""
+        """Register ``files`` (full URLs) as one snapshot; ``False`` when the batch was already registered.
+
+        :param conform: called with the table's (plain) Arrow schema just before the files are
+            added, to make them match it (the sink rewrites files whose column types differ).
+        """
         try:
             table = self.load_table()
             if table is None:
@@ -225,6 +231,8 @@ class LakeCatalog:
                 logger.info("Batch %d of query %s is already in %s: skipping its commit", batch_id, query_id, self.identifier)
                 return False
             table = self._evolve(table, schemas)
+            if conform is not None:
+                conform(plain_schema(table.schema().as_arrow()))
             table.add_files(
                 files,
                 snapshot_properties={QUERY_PROPERTY: query_id, BATCH_PROPERTY: str(batch_id)},

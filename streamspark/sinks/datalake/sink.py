@@ -263,13 +263,17 @@ class TSDataLakeSink(BaseSink):
             self._timeout.touch(key)
         self._seen = set()
         if files and self.catalog.enabled:
-            _conform_files(self, files)
-            self.catalog.commit_files(
-                [self.storage.url(f["path"]) for f in files], [f["schema"] for f in files],
-                query_id=f"standalone-{uuid.uuid4().hex}", batch_id=0, auto_discover=self.auto_discover,
-            )
+            self._register(files, f"standalone-{uuid.uuid4().hex}", 0)
             self._schema = None  # re-read: the commit may have created or evolved the table
         self._timeout.check_now()
+
+    def _register(self, files: list[dict[str, Any]], query_id: str, batch_id: int) -> None:
+        """One catalog snapshot for ``files``, rewriting first those whose column types differ from the table."""
+        self.catalog.commit_files(
+            [self.storage.url(f["path"]) for f in files], [f["schema"] for f in files],
+            query_id=query_id, batch_id=batch_id, auto_discover=self.auto_discover,
+            conform=lambda target: _conform_files(self, files, target),
+        )
 
     def cleanup(self) -> None:
         """Stop the silence-check thread."""
@@ -309,11 +313,7 @@ class TSDataLakeSink(BaseSink):
         if files and self.catalog.enabled:
             if self._query_id is None:
                 raise RuntimeError("the lake sink got files without a streaming query id")
-            _conform_files(self, files)
-            self.catalog.commit_files(
-                [self.storage.url(f["path"]) for f in files], [f["schema"] for f in files],
-                query_id=self._query_id, batch_id=batch_id, auto_discover=self.auto_discover,
-            )
+            self._register(files, self._query_id, batch_id)
         seen, self._pending_seen = self._pending_seen, set()
         for key in seen:
             self._timeout.touch(key, at_ms=started_ms)
@@ -394,19 +394,12 @@ class TSDataLakeSink(BaseSink):
         return f"TSDataLakeSink({self.storage.url(self.table_name)!r}, hive_columns={self.hive_columns})"
 
 
-def _conform_files(sink: TSDataLakeSink, files: list[dict[str, Any]]) -> None:
-    """Rewrite files whose column types disagree with the table (e.g. ints in a double column)."""
+def _conform_files(sink: TSDataLakeSink, files: list[dict[str, Any]], target: Any) -> None:
+    """Rewrite files whose column types disagree with the table's ``target`` schema (e.g. ints in a double column)."""
     import pyarrow.parquet as pq
 
     from ._layout import conform_table
 
-    table = sink.catalog.load_table()
-    if table is None:
-        from .catalog import _merge
-
-        target = _merge([f["schema"] for f in files])
-    else:
-        target = plain_schema(table.schema().as_arrow())
     for f in files:
         schema = f["schema"]
         if all(target.get_field_index(fl.name) < 0 or target.field(fl.name).type == fl.type for fl in schema):
