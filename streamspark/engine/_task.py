@@ -23,6 +23,7 @@ from ..core.stream import compose
 from ..logging import configure_logging
 from ..models.messagecontext import MessageContext
 from ..models.rows import RawMessage, Row
+from ..sinks.base._delivery import set_delivery_unit
 from ..sinks.base.exceptions import SinkBackpressureError
 from ..sinks.base.sink import BaseSink
 from ..state.store import scope_key
@@ -207,9 +208,10 @@ def _collector(plan: PipelinePlan, emitter: _Emitter, out: list[Any], counter: l
 
 def _started_sinks(plan: PipelinePlan) -> dict[int, BaseSink]:
     sinks = {}
-    for node_id, obj in _Emitter._plan_sinks(plan):
+    for ordinal, (node_id, obj) in enumerate(_Emitter._plan_sinks(plan)):
         cached = _sinks.get((plan.run_id, node_id))
         if cached is None:
+            obj._sink_node = ordinal  # stable across restarts (node ids are process-wide counters)
             obj.start()
             cached = _sinks[(plan.run_id, node_id)] = obj
         sinks[node_id] = cached
@@ -239,6 +241,7 @@ class TaskProcessor:
         nodes on re-keyed records (see :meth:`process_grouped`)."""
         self.plan = plan
         self.spark_partition = spark_partition
+        self.unit = f"{stage}-{bucket if bucket is not None else spark_partition}"
         self.collected: list[Any] = []
         self.counter = [0]
         self.input_count = 0
@@ -388,6 +391,7 @@ class TaskProcessor:
         sink_payloads: dict[int, Any] = {}
         if self.error is None and self.emitter is not None:
             try:
+                set_delivery_unit(self.unit)
                 for node_id, sink in self.sinks.items():
                     self._flush_sink(node_id, sink)
                     if sink._collect_to_driver:

@@ -4,7 +4,7 @@
 """
 
 from .base import BaseSink, BatchingSink, SinkBackpressureError, SinkBatch, SinkItem
-from .core import CSVSink, ListSink
+from .core import CSVSink, InfluxDB3Sink, ListSink
 
 __all__ = (
     "BaseSink",
@@ -14,4 +14,5 @@ __all__ = (
     "SinkBackpressureError",
     "ListSink",
     "CSVSink",
+    "InfluxDB3Sink",
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 import shutil
 import socket
 import subprocess
@@ -31,8 +32,11 @@ def free_port() -> int:
             port = s.getsockname()[1]
         if port < 32768:
             return port
-    # the ephemeral range may start above 32768: probe a fixed range instead
-    for port in range(20000, 32000, 7):
+    # the ephemeral range may start above 32768: probe 20000-32000 from a random point, so
+    # two calls before either port is bound (a server needing two ports) rarely collide
+    start = random.randrange(0, 12000)
+    for i in range(0, 12000, 7):
+        port = 20000 + (start + i) % 12000
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))

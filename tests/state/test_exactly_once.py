@@ -50,17 +50,26 @@ def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed):
     def produced() -> int:
         return sum(kafka.high_watermarks(out).values())
 
+    mid_run = 0
     for kill in range(kills):
         proc = start()
-        # kill while it processes: once this run has produced something, after a random delay
-        # (so kills land before, during and after transaction and checkpoint commits)
         before = produced()
-        deadline = time.monotonic() + 120
-        while produced() == before and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.5)
-        time.sleep(rnd.uniform(0, 3))
+        if kill % 2 == 0:
+            # kill while it processes: once this run has produced something, after a random delay
+            # (so kills land before, during and after transaction and checkpoint commits)
+            deadline = time.monotonic() + 120
+            while produced() == before and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.5)
+            time.sleep(rnd.uniform(0, 3))
+        else:
+            # kill at a random moment of the start-up or the first micro-batch (offset log written,
+            # state store opening, transactions begun), whatever has or has not happened yet
+            time.sleep(rnd.uniform(2, 20))
+        mid_run += produced() > before
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
+    # at least every other kill landed after its run had produced (mid-processing)
+    assert mid_run >= kills // 2, mid_run
     proc = start()
     deadline = time.monotonic() + 300
     got: list[dict] = []

@@ -13,6 +13,7 @@ import logging
 from typing import Any, Callable, Optional
 
 from ...models.types import Headers
+from ._delivery import delivery_token
 from .batch import SinkBatch
 
 __all__ = ("BaseSink", "BatchingSink", "ClientConnectSuccessCallback", "ClientConnectFailureCallback")
@@ -45,6 +46,15 @@ class BaseSink(abc.ABC):
     ) -> None:
         self._on_client_connect_success = on_client_connect_success
         self._on_client_connect_failure = on_client_connect_failure
+
+    #: Set by the engine: the sink's position among the pipeline's sinks (part of its delivery token).
+    _sink_node: Optional[int] = None
+
+    def _delivery_token(self) -> Optional[str]:
+        """A token naming the micro-batch unit being flushed (the same on a replay), or None
+        outside a streaming query. Sinks that can store it atomically with their data use it
+        to skip a replayed write (see ``streamspark.sinks.base._delivery``)."""
+        return delivery_token(self._sink_node)
 
     def setup(self) -> None:
         """Connect to the destination and validate it. Override when needed."""
@@ -167,4 +177,6 @@ class BatchingSink(BaseSink):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_batches"] = {}
+        if "_client" in state:  # connections are made per worker in setup()
+            state["_client"] = None
         return state

@@ -1,0 +1,69 @@
+"""The common body of ``InfluxDB1Sink`` and ``InfluxDB3Sink``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Optional
+
+from ..base.batch import SinkBatch
+from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
+from .http import post_lines
+from .points import PointConverter
+
+logger = logging.getLogger("streamspark")
+
+
+class _InfluxSink(BatchingSink):
+    """Converts each partition's batch to line protocol and POSTs it in ``batch_size`` chunks."""
+
+    def __init__(
+        self,
+        converter: PointConverter,
+        batch_size: int,
+        request_timeout_ms: int,
+        on_client_connect_success: Optional[ClientConnectSuccessCallback],
+        on_client_connect_failure: Optional[ClientConnectFailureCallback],
+    ) -> None:
+        super().__init__(on_client_connect_success, on_client_connect_failure)
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self._converter = converter
+        self._batch_size = batch_size
+        self._timeout_s = request_timeout_ms / 1000
+
+    # subclasses: where and how to write
+    def _write_url(self) -> str:
+        raise NotImplementedError
+
+    def _headers(self) -> dict[str, str]:
+        return {}
+
+    _gzip = False
+
+    def write(self, batch: SinkBatch) -> None:
+        conv = self._converter
+        url = self._write_url()
+        for chunk in batch.iter_chunks(self._batch_size):
+            lines = []
+            for item in chunk:
+                try:
+                    line = conv.line(item.value, item.key, item.timestamp, batch.topic, batch.partition)
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise type(exc)(f"{exc} (record at {batch.topic}[{batch.partition}]@{item.offset})") from None
+                if line is not None:
+                    lines.append(line)
+            if lines:
+                post_lines(url, lines, self._headers(), self._timeout_s, gzip_body=self._gzip)
+        logger.debug("%s wrote %d record(s) of %s[%d]", type(self).__name__, batch.size, batch.topic, batch.partition)
+
+    def _ping(self, url: str, headers: Optional[dict[str, str]] = None) -> Any:
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=self._timeout_s) as r:
+                return r.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+        except urllib.error.URLError as exc:
+            raise ConnectionError(f"InfluxDB at {url} is unreachable: {exc.reason}") from None

@@ -1,0 +1,40 @@
+"""Small helpers the database sinks share: keys as text, metadata columns, dict checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base.batch import SinkBatch
+from ..base.item import SinkItem
+
+__all__ = ("key_text", "require_dict", "with_metadata")
+
+
+def key_text(key: Any) -> Any:
+    """A message key as text (bytes decoded as UTF-8); None and other types unchanged."""
+    if isinstance(key, (bytes, bytearray)):
+        return bytes(key).decode("utf-8", errors="replace")
+    return key
+
+
+def require_dict(sink: str, item: SinkItem, batch: SinkBatch) -> dict:
+    if not isinstance(item.value, dict):
+        raise TypeError(f"{sink} accepts dict values only, got {type(item.value).__name__} "
+                        f"at {batch.topic}[{batch.partition}]@{item.offset}")
+    return item.value
+
+
+def with_metadata(value: dict, item: SinkItem, batch: SinkBatch, message: bool, topic: bool) -> dict:
+    """``value`` plus ``__key/__timestamp/__headers`` (message) and ``__topic/__partition/__offset``."""
+    if not (message or topic):
+        return value
+    value = dict(value)
+    if message:
+        value["__key"] = key_text(item.key)
+        value["__timestamp"] = item.timestamp
+        value["__headers"] = ({k: key_text(v) for k, v in item.headers} if item.headers else {})
+    if topic:
+        value["__topic"] = batch.topic
+        value["__partition"] = batch.partition
+        value["__offset"] = item.offset
+    return value
