@@ -9,7 +9,14 @@ Workloads (~150-byte JSON values, 4 partitions, keys of 10k sensors):
   ``.agg(avg=Mean("temp"), n=Count()).final()`` → to_topic;
 - W4 (data lake): every record into Hive-partitioned Parquet (year/month/day/hour) with the
   embedded Iceberg catalog (streamspark and the bare loop only: the reference's lake sink needs
-  its vendor's storage client).
+  its vendor's storage client);
+- W5 (latency): the W1 pipeline while a producer sends 5k msg/s for 40 s; p50/p99 of
+  receive time at a consumer of the output - send time carried in the value, over the messages
+  sent after a 20 s warm-up (start-up excluded).
+
+Peak memory: resident memory sampled every 0.2 s - streamspark: the driver process and its
+children (JVM, Python workers), not the broker; Quix Streams: its process; the loop: its process
+(the bench's own Python process, so it includes the interpreter and libraries).
 
 Systems, one after another on the same input: a bare confluent-kafka loop (the practical
 limit), streamspark, and Quix Streams (installed in ``bench/.venv-quix`` on first use). Spark
@@ -28,9 +35,13 @@ from pathlib import Path
 import sys
 import time
 import uuid
+from typing import Optional
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _measure import LatencyProbe, PeakRSS  # noqa: E402
 
 
 def make_topic(address: str, partitions: int = 4) -> str:
@@ -69,7 +80,7 @@ def transform(v: dict) -> dict:
     return {**v, "tag": "hot"}
 
 
-def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1") -> float:
+def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1", poll_timeout: float = 1.0) -> float:
     import orjson
 
     c = Consumer({"bootstrap.servers": address, "group.id": f"bare-{uuid.uuid4().hex[:6]}", "auto.offset.reset": "earliest", "enable.auto.commit": False})
@@ -82,7 +93,7 @@ def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1") ->
     lake_dir = tempfile.mkdtemp(prefix="bench-lake-")
     started = time.perf_counter()
     while seen < n:
-        for m in c.consume(10000, timeout=1.0):
+        for m in c.consume(10000, timeout=poll_timeout):
             if m.error():
                 continue
             seen += 1
@@ -180,12 +191,42 @@ def streamspark_run(address: str, src: str, out: str, n: int, state_dir: str, wo
     return time.perf_counter() - started - 2.0
 
 
+W5_RATE, W5_SECONDS, W5_WARMUP = 5000, 40.0, 20.0
+
+
+def run_w5(address: str, system: str, quix_python: Optional[str], broker_pid: int) -> Optional[dict]:
+    """W5 for one system: the W1 pipeline under a fixed 5k msg/s load; latency percentiles."""
+    src, out = make_topic(address), make_topic(address)
+    probe = LatencyProbe(address, src, out, W5_RATE, W5_SECONDS, W5_WARMUP)
+    n = int(W5_RATE * W5_SECONDS)
+    if system == "quixstreams":
+        if quix_python is None:
+            return None
+        proc = subprocess.Popen([quix_python, str(Path(__file__).with_name("quix_workloads.py")), address, "W1",
+                                 src, out, tempfile.mkdtemp()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        probe.start()
+        with PeakRSS(proc.pid) as mem:
+            proc.communicate()
+    elif system == "streamspark":
+        probe.start()
+        with PeakRSS(exclude=[broker_pid]) as mem:
+            streamspark_run(address, src, out, n, tempfile.mkdtemp(), "W1")
+    else:
+        probe.start()
+        with PeakRSS(tree=False) as mem:
+            bare_loop(address, src, out, n, "W1", poll_timeout=0.02)
+    probe.done_producing.wait()
+    stats = probe.stop()
+    return {"workload": "W5", "system": system, "seconds": W5_SECONDS, "outputs": count(address, out),
+            "peak_mb": mem.peak_mb, **stats}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--json", default=None)
     parser.add_argument("--no-quix", action="store_true", help="skip Quix Streams")
-    parser.add_argument("--workloads", default="W1,W2,W3,W4")
+    parser.add_argument("--workloads", default="W1,W2,W3,W4,W5")
     args = parser.parse_args()
     from streamspark.engine.session import get_spark
     from streamspark.testing import EmbeddedBroker
@@ -198,38 +239,62 @@ def main() -> int:
         t = time.perf_counter()
         load(broker.address, src, args.messages)
         print(f"loaded {args.messages} messages in {time.perf_counter() - t:.1f}s", flush=True)
+        broker_pid = -1  # noida-db daemonizes: it is not in our process tree
         for workload in workloads:
+            if workload == "W5":
+                get_spark()
+                for system in ("confluent-kafka loop", "quixstreams", "streamspark"):
+                    row = run_w5(broker.address, system, quix_python, broker_pid)
+                    if row is not None:
+                        results.append(row)
+                        print(f"W5 {system}: p50 {row['p50_ms']:.0f} ms, p99 {row['p99_ms']:.0f} ms "
+                              f"({row['measured']} messages measured)", flush=True)
+                continue
             out = make_topic(broker.address)
-            el = bare_loop(broker.address, src, out, args.messages, workload)
+            with PeakRSS(tree=False) as mem:
+                el = bare_loop(broker.address, src, out, args.messages, workload)
             expected = count(broker.address, out)
-            results.append({"workload": workload, "system": "confluent-kafka loop", "seconds": el, "outputs": expected})
+            results.append({"workload": workload, "system": "confluent-kafka loop", "seconds": el, "outputs": expected,
+                            "peak_mb": mem.peak_mb})
             if quix_python is not None and workload != "W4":
                 out = make_topic(broker.address)
-                proc = subprocess.run([quix_python, str(Path(__file__).with_name("quix_workloads.py")), broker.address,
-                                       workload, src, out, tempfile.mkdtemp()], capture_output=True, text=True)
+                proc = subprocess.Popen([quix_python, str(Path(__file__).with_name("quix_workloads.py")), broker.address,
+                                         workload, src, out, tempfile.mkdtemp()], stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+                with PeakRSS(proc.pid) as mem:
+                    stdout, stderr = proc.communicate()
                 if proc.returncode == 0:
-                    el = json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
-                    results.append({"workload": workload, "system": "quixstreams", "seconds": el, "outputs": count(broker.address, out)})
+                    el = json.loads(stdout.strip().splitlines()[-1])["seconds"]
+                    results.append({"workload": workload, "system": "quixstreams", "seconds": el,
+                                    "outputs": count(broker.address, out), "peak_mb": mem.peak_mb})
                 else:
-                    print(f"quixstreams {workload} failed: {proc.stderr[-1500:]}", file=sys.stderr)
+                    print(f"quixstreams {workload} failed: {stderr[-1500:]}", file=sys.stderr)
             get_spark()
             out = make_topic(broker.address)
-            el = streamspark_run(broker.address, src, out, args.messages, tempfile.mkdtemp(), workload)
+            with PeakRSS(exclude=[broker_pid]) as mem:
+                el = streamspark_run(broker.address, src, out, args.messages, tempfile.mkdtemp(), workload)
             outputs = count(broker.address, out) if workload != "W4" else args.messages
-            results.append({"workload": workload, "system": "streamspark", "seconds": el, "outputs": outputs})
+            results.append({"workload": workload, "system": "streamspark", "seconds": el, "outputs": outputs,
+                            "peak_mb": mem.peak_mb})
         from pyspark.sql import SparkSession
 
         SparkSession.getActiveSession().stop()
     for r in results:
-        r["msg_per_s"] = args.messages / r["seconds"]
+        r["msg_per_s"] = (W5_RATE if r["workload"] == "W5" else args.messages / r["seconds"])
     limits = {r["workload"]: r["msg_per_s"] for r in results if r["system"] == "confluent-kafka loop"}
     quix = {r["workload"]: r["msg_per_s"] for r in results if r["system"] == "quixstreams"}
-    print(f"{'workload':8} {'system':22} {'msg/s':>10} {'vs quix':>8} {'vs limit':>9} {'outputs':>9}")
+    print(f"{'workload':8} {'system':22} {'msg/s':>10} {'vs quix':>8} {'vs limit':>9} {'outputs':>9} {'peak MB':>8}"
+          f" {'p50 ms':>7} {'p99 ms':>7}")
     for r in results:
-        r["ratio_to_limit"] = r["msg_per_s"] / limits[r["workload"]]
+        r["ratio_to_limit"] = r["msg_per_s"] / limits[r["workload"]] if r["workload"] in limits else None
         r["ratio_to_quix"] = r["msg_per_s"] / quix[r["workload"]] if r["workload"] in quix else None
+        if r["workload"] == "W5":  # fixed rate: latency is what is compared
+            r["ratio_to_quix"] = r["ratio_to_limit"] = None
         vs_quix = f"{r['ratio_to_quix']:8.2f}" if r["ratio_to_quix"] is not None else f"{'-':>8}"
-        print(f"{r['workload']:8} {r['system']:22} {r['msg_per_s']:10.0f} {vs_quix} {r['ratio_to_limit']:9.2f} {r['outputs']:9d}")
+        vs_limit = f"{r['ratio_to_limit']:9.2f}" if r["ratio_to_limit"] is not None else f"{'-':>9}"
+        lat = (f" {r['p50_ms']:7.0f} {r['p99_ms']:7.0f}" if "p50_ms" in r else f" {'-':>7} {'-':>7}")
+        print(f"{r['workload']:8} {r['system']:22} {r['msg_per_s']:10.0f} {vs_quix} {vs_limit} {r['outputs']:9d}"
+              f" {r.get('peak_mb', 0):8.0f}{lat}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

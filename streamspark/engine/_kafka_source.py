@@ -23,7 +23,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 
 from ._arrow import ddl
 
-__all__ = ("KafkaDataSource", "SOURCE_SCHEMA", "ARROW_SCHEMA", "source_options")
+__all__ = ("KafkaDataSource", "SOURCE_SCHEMA", "ARROW_SCHEMA", "source_options", "fused_plan_option")
 
 logger = logging.getLogger("streamspark")
 
@@ -102,6 +102,8 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._max_per_partition = int(options.get("max_records_per_partition", "100000"))
         self._timeout = float(options.get("request_timeout", "30"))
         self._min_per_task = int(options.get("min_records_per_task", "20000"))
+        #: a stateless pipeline to run inside read() (base64 cloudpickle of a PipelinePlan)
+        self._fused: Optional[str] = options.get("fused_plan")
         self._consumer: Any = None
 
     # --- planning (one long-lived process) ------------------------------------------
@@ -210,6 +212,17 @@ class _KafkaStreamReader(DataSourceStreamReader):
 
     # --- reading (Spark Python workers) ---------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if self._fused is not None:
+            # stateless pipelines run right here: records never leave this Python worker
+            from ._task import run_fused
+
+            yield from run_fused(self._read_columns(partition, pickled_headers=False), _fused_plan(self._fused))
+            return
+        for cols in self._read_columns(partition, pickled_headers=True):
+            yield pa.RecordBatch.from_pydict(cols, schema=ARROW_SCHEMA)
+
+    def _read_columns(self, partition: InputPartition, pickled_headers: bool) -> Iterator[dict[str, list[Any]]]:
+        """The partition's records as column lists, ``_ROWS_PER_ARROW_BATCH`` at a time."""
         from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
         topic, part, begin, stop = partition.value
@@ -253,17 +266,44 @@ class _KafkaStreamReader(DataSourceStreamReader):
                     cols["timestamp_type"].append(ts_type)
                     cols["key"].append(msg.key())
                     cols["value"].append(msg.value())
-                    cols["headers"].append(None if not hdrs else pickle.dumps(hdrs, protocol=pickle.HIGHEST_PROTOCOL))
+                    if hdrs and pickled_headers:
+                        hdrs = pickle.dumps(hdrs, protocol=pickle.HIGHEST_PROTOCOL)
+                    cols["headers"].append(hdrs or None)
                 if len(cols["offset"]) >= _ROWS_PER_ARROW_BATCH:
-                    yield pa.RecordBatch.from_pydict(cols, schema=ARROW_SCHEMA)
+                    yield cols
                     cols = {name: [] for name in ARROW_SCHEMA.names}
             if cols["offset"]:
-                yield pa.RecordBatch.from_pydict(cols, schema=ARROW_SCHEMA)
+                yield cols
         finally:
             try:
                 consumer.unassign()
             except Exception:
                 _worker_consumers.pop(self._config_json, None)
+
+
+_fused_plans: dict[int, Any] = {}
+
+
+def _fused_plan(encoded: str) -> Any:
+    """The plan of a fused source, unpickled once per worker process."""
+    key = hash(encoded)
+    plan = _fused_plans.get(key)
+    if plan is None:
+        import base64
+
+        from pyspark import cloudpickle
+
+        plan = _fused_plans[key] = cloudpickle.loads(base64.b64decode(encoded))
+    return plan
+
+
+def fused_plan_option(plan: Any) -> str:
+    """Encode a stateless ``PipelinePlan`` for the ``fused_plan`` source option."""
+    import base64
+
+    from pyspark import cloudpickle
+
+    return base64.b64encode(cloudpickle.dumps(plan)).decode()
 
 
 class KafkaDataSource(DataSource):
@@ -274,6 +314,10 @@ class KafkaDataSource(DataSource):
         return SOURCE_NAME
 
     def schema(self) -> str:
+        if "fused_plan" in self.options:
+            from ._task import SUMMARY_SCHEMA
+
+            return SUMMARY_SCHEMA
         return SOURCE_SCHEMA
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:

@@ -30,7 +30,7 @@ from ..state.store import scope_key
 from ._arrow import ddl
 from ._plan import PipelinePlan
 
-__all__ = ("run_task", "run_bucket", "run_pre_shuffle", "TaskProcessor", "SUMMARY_SCHEMA", "GROUPED_SCHEMA")
+__all__ = ("run_task", "run_fused", "run_bucket", "run_pre_shuffle", "TaskProcessor", "SUMMARY_SCHEMA", "GROUPED_SCHEMA")
 
 logger = logging.getLogger("streamspark")
 
@@ -307,7 +307,8 @@ class TaskProcessor:
             part = parts[i]
             offset = offsets[i]
             raw_headers = all_headers[i]
-            headers = pickle.loads(raw_headers) if raw_headers else None
+            # pickled when the records crossed the JVM, a list when read in this process (fused)
+            headers = (pickle.loads(raw_headers) if raw_headers.__class__ is bytes else raw_headers) if raw_headers else None
             topic = plan.topics[tname]
             try:
                 rows = topic.deserialize(values[i], keys[i], headers, stamps[i], stamp_types[i])
@@ -445,6 +446,20 @@ def run_task(batches: Iterator[pa.RecordBatch], plan: PipelinePlan) -> Iterator[
         if processor.failed:
             continue  # drain the input; the error is reported below
         processor.process(batch.to_pydict())
+    summary = processor.finish()
+    yield pa.RecordBatch.from_pydict({k: [v] for k, v in summary.items()}, schema=_SUMMARY_ARROW)
+
+
+def run_fused(columns: Iterator[dict[str, list[Any]]], plan: PipelinePlan) -> Iterator[pa.RecordBatch]:
+    """A stateless pipeline inside the source's ``read()``: the same work as :func:`run_task`,
+    on the column lists the Kafka reader built (no Arrow batch, no trip through the JVM)."""
+    if plan.loglevel:
+        configure_logging(plan.loglevel)
+    processor = TaskProcessor(plan, _spark_partition())
+    for cols in columns:
+        if processor.failed:
+            continue  # drain the input; the error is reported below
+        processor.process(cols)
     summary = processor.finish()
     yield pa.RecordBatch.from_pydict({k: [v] for k, v in summary.items()}, schema=_SUMMARY_ARROW)
 

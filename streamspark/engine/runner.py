@@ -12,7 +12,7 @@ import uuid
 from typing import Any, Callable, Optional
 
 from ..exceptions import ProcessingError
-from ._kafka_source import SOURCE_NAME, source_options
+from ._kafka_source import SOURCE_NAME, fused_plan_option, source_options
 from ._plan import PipelinePlan
 from ._task import GROUPED_SCHEMA, SUMMARY_SCHEMA, run_bucket, run_pre_shuffle, run_task
 from .session import get_spark
@@ -36,6 +36,10 @@ class RunLimits:
 
 class QueryRunner:
     """Runs one application's pipeline as one Spark Structured Streaming query."""
+
+    #: run stateless pipelines inside the Kafka source's read() (records never cross the JVM);
+    #: False gives the plain path (source rows → mapInArrow), kept to check one against the other
+    fuse_source: bool = True
 
     def __init__(
         self,
@@ -185,8 +189,14 @@ class QueryRunner:
             max_records_per_partition=self.max_records_per_partition,
             request_timeout=self.request_timeout,
         )
-        df = spark.readStream.format(SOURCE_NAME).options(**options).load()
-        summaries = self._pipeline(df)
+        plan = self.plan
+        plan.validate()
+        if self.fuse_source and not plan.stateful and not plan.group_nodes:
+            options["fused_plan"] = fused_plan_option(plan)
+            summaries = spark.readStream.format(SOURCE_NAME).options(**options).load()
+        else:
+            df = spark.readStream.format(SOURCE_NAME).options(**options).load()
+            summaries = self._pipeline(df)
         writer = (
             summaries.writeStream.queryName(f"streamspark-{uuid.uuid4().hex[:8]}")
             .foreachBatch(lambda batch_df, batch_id: self._on_batch(batch_df, batch_id, limits))

@@ -49,7 +49,8 @@ class BaseIcebergConfig:
 
 class AWSIcebergConfig(BaseIcebergConfig):
     """AWS Glue catalog with data in S3 (``aws_s3_uri``, e.g. ``s3://bucket/warehouse/``).
-    Credentials default to the ``AWS_*`` environment variables."""
+    Credentials default to the ``AWS_*`` environment variables; ``AWS_ENDPOINT_URL_GLUE`` /
+    ``AWS_ENDPOINT_URL_S3`` (or ``AWS_ENDPOINT_URL``) point it at an AWS-compatible service."""
 
     def __init__(
         self,
@@ -71,6 +72,9 @@ class AWSIcebergConfig(BaseIcebergConfig):
             "s3.access-key-id": aws_access_key_id or os.environ.get("AWS_ACCESS_KEY_ID"),
             "s3.secret-access-key": aws_secret_access_key or os.environ.get("AWS_SECRET_ACCESS_KEY"),
             "s3.session-token": aws_session_token or os.environ.get("AWS_SESSION_TOKEN"),
+            # AWS-compatible endpoints (LocalStack, moto, MinIO) through the SDKs' usual variables
+            "glue.endpoint": os.environ.get("AWS_ENDPOINT_URL_GLUE") or os.environ.get("AWS_ENDPOINT_URL"),
+            "s3.endpoint": os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL"),
         }
 
     def load_catalog(self) -> Any:

@@ -92,6 +92,7 @@ class PostgreSQLSink(BatchingSink):
         self._statement_timeout_ms = int(statement_timeout_seconds * 1000)
         self._client: Any = None
         self._columns: dict[str, set[str]] = {}  # known columns per table (this connection)
+        self._ddl_locked = False
 
     # -- connection -------------------------------------------------------------------------
     def setup(self) -> None:
@@ -144,6 +145,7 @@ class PostgreSQLSink(BatchingSink):
                 rows.setdefault(self._table_of(item), []).append(row)
         token = self._delivery_token()
         conn = self._connection()
+        self._ddl_locked = False  # a new transaction starts
         try:
             with conn.cursor() as cur:
                 cur.execute("SET LOCAL statement_timeout = %s", (self._statement_timeout_ms,))
@@ -176,9 +178,17 @@ class PostgreSQLSink(BatchingSink):
                 raise ConnectionError(f"PostgreSQL write failed: {str(exc).strip()}") from None
             raise PostgreSQLSinkError(f"PostgreSQL write failed: {str(exc).strip()}") from None
 
+    def _ddl_lock(self, cur: Any) -> None:
+        """Serialise DDL of concurrent writers (Spark tasks): ``CREATE TABLE IF NOT EXISTS`` and
+        ``ADD COLUMN IF NOT EXISTS`` race each other in PostgreSQL. Held until the transaction ends."""
+        if not self._ddl_locked:
+            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"streamspark-ddl:{self._schema}",))
+            self._ddl_locked = True
+
     def _ensure_tokens(self, cur: Any, sql: Any) -> None:
         if TOKENS_TABLE in self._columns:
             return
+        self._ddl_lock(cur)
         cur.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} (token TEXT PRIMARY KEY, "
                             "written_at TIMESTAMPTZ NOT NULL DEFAULT now())").format(
             sql.Identifier(self._schema, TOKENS_TABLE)))
@@ -195,6 +205,7 @@ class PostgreSQLSink(BatchingSink):
             return list(wanted)
         known = self._columns.get(table)
         if known is None:
+            self._ddl_lock(cur)
             cur.execute(sql.SQL('CREATE TABLE IF NOT EXISTS {} ("timestamp" TIMESTAMP NOT NULL, "__key" TEXT)').format(
                 sql.Identifier(self._schema, table)))
             cur.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = %s",
@@ -202,6 +213,7 @@ class PostgreSQLSink(BatchingSink):
             known = self._columns[table] = {r[0] for r in cur.fetchall()}
         for c, t in wanted.items():
             if c not in known:
+                self._ddl_lock(cur)
                 cur.execute(sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} {}").format(
                     sql.Identifier(self._schema, table), sql.Identifier(c), sql.SQL(t or "TEXT")))
                 known.add(c)

@@ -29,15 +29,17 @@ from streamspark.sinks.community.kinesis import KinesisSink
 from streamspark.sinks.community.mongodb import MongoDBSink
 from streamspark.sinks.community.postgresql import PostgreSQLSink
 from streamspark.sinks.community.redis import RedisSink
+from streamspark.sinks.core.influxdb3 import InfluxDB3Sink
 
 from ..test_sinks_e2e import FlakyFileSink
 from .test_cloud import AWS, new_stream, read_stream
+from .test_influxdb import _Recorder, recorder  # noqa: F401  (the fixture)
 
 N = 40
 
 
 def test_all_server_sinks_in_one_pipeline_survive_a_failed_batch(
-        make_app, kafka, tmp_path, postgres, redis_server, influxdb, moto, mongo, opensearch, bigquery_emulator):
+        make_app, kafka, tmp_path, postgres, redis_server, influxdb, moto, mongo, opensearch, bigquery_emulator, recorder):
     from google.api_core.client_options import ClientOptions
     from google.auth.credentials import AnonymousCredentials
 
@@ -60,6 +62,9 @@ def test_all_server_sinks_in_one_pipeline_survive_a_failed_batch(
                      credentials=AnonymousCredentials(), client_options=ClientOptions(api_endpoint=bigquery_emulator.url)),
         KinesisSink(stream_name=stream, aws_endpoint_url=moto.url, **AWS),
         IcebergSink(table_name="e2e.readings", config=iceberg, data_catalog_spec="pyiceberg"),
+        # InfluxDB 3 at its HTTP boundary (a recording server in this process; none installs here)
+        InfluxDB3Sink(token="t", host=f"http://127.0.0.1:{recorder.server_address[1]}", organization_id="o",
+                      database="e2e", measurement="readings", tags_keys=["sensor"], fields_keys=["i"]),
     ]
     marker = tmp_path / "attempts"
 
@@ -112,6 +117,10 @@ def test_all_server_sinks_in_one_pipeline_survive_a_failed_batch(
     kinesis_ids = [v["i"] for _, v in read_stream(moto, stream)]
     assert set(kinesis_ids) == set(expected), "Kinesis: nothing lost"
     print(f"Kinesis: {len(kinesis_ids) - N} duplicate record(s) after the replay (at-least-once)")
+
+    lines = [line for _, _, body in _Recorder.requests for line in body.splitlines()]
+    assert {int(line.split(" ")[1].removeprefix("i=").removesuffix("i")) for line in lines} == set(expected)
+    assert all(line.startswith("readings,sensor=s") for line in lines)
 
     table = load_catalog("e2e", **iceberg.properties).load_table("e2e.readings")
     assert sorted(table.scan().to_arrow().column("i").to_pylist()) == expected, "Iceberg: every record exactly once"

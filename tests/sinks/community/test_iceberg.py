@@ -66,3 +66,22 @@ def test_iceberg_rest_catalog_on_seaweedfs(tmp_path):
         sink.flush()
         table = load_catalog("rest", **props).load_table("ns.rest_events")
         assert sorted(table.scan().to_arrow().column("n").to_pylist()) == [1, 2]
+
+
+def test_iceberg_aws_glue_config_on_moto_and_seaweedfs(moto, monkeypatch):
+    """AWS Glue + S3 configured as the reference does (AWSIcebergConfig), against moto's Glue (an
+    AWS emulator) and SeaweedFS's S3 (moto's S3 fails pyarrow's multipart uploads)."""
+    from streamspark.testing import SeaweedFS
+
+    with SeaweedFS() as weed:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_GLUE", moto.url)
+        monkeypatch.setenv("AWS_ENDPOINT_URL_S3", weed.endpoint)
+        config = AWSIcebergConfig(aws_s3_uri=f"s3://{weed.bucket}/warehouse", aws_region="us-east-1",
+                                  aws_access_key_id=weed.access_key, aws_secret_access_key=weed.secret_key)
+        sink = IcebergSink(table_name="glue_db.events", config=config)
+        sink.start()
+        feed(sink, make_batch({"n": 1}, {"n": 2}))
+        sink.flush()
+        table = config.load_catalog().load_table("glue_db.events")
+        assert table.location().startswith(f"s3://{weed.bucket}/warehouse")
+        assert sorted(table.scan().to_arrow().column("n").to_pylist()) == [1, 2]

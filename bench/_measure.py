@@ -1,0 +1,146 @@
+"""Measuring helpers of the benchmark: peak memory of a process tree, and W5 latency probes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+import uuid
+from typing import Iterable, Optional
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        tree.setdefault(ppid, []).append(int(name))
+    return tree
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+class PeakRSS:
+    """Samples the resident memory of ``pid`` and (with ``tree``) its descendants, leaving out
+    the subtrees of ``exclude`` (the broker), every 0.2 s; ``peak_mb`` when done."""
+
+    def __init__(self, pid: Optional[int] = None, tree: bool = True, exclude: Iterable[int] = ()) -> None:
+        self.pid = pid or os.getpid()
+        self.tree = tree
+        self.exclude = set(exclude)
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> int:
+        if not self.tree:
+            return _rss(self.pid)
+        children = _children()
+        total, todo = 0, [self.pid]
+        while todo:
+            pid = todo.pop()
+            if pid in self.exclude:
+                continue
+            total += _rss(pid)
+            todo.extend(children.get(pid, ()))
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self._sample())
+            self._stop.wait(0.2)
+
+    def __enter__(self) -> "PeakRSS":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._sample())
+
+    @property
+    def peak_mb(self) -> float:
+        return self.peak / 2**20
+
+
+class LatencyProbe:
+    """W5: produces at a fixed rate (values carry their send time) and reads the output topic,
+    recording receive time - send time for the messages sent after the warm-up."""
+
+    def __init__(self, address: str, src: str, out: str, rate: int, seconds: float, warmup: float) -> None:
+        self.address, self.src, self.out = address, src, out
+        self.rate, self.seconds, self.warmup = rate, seconds, warmup
+        self.latencies: list[float] = []
+        self.sent = 0
+        self.done_producing = threading.Event()
+        self._stop = threading.Event()
+
+    def start(self) -> None:
+        self._t0 = time.time()
+        threading.Thread(target=self._produce, daemon=True).start()
+        threading.Thread(target=self._consume, daemon=True).start()
+
+    def _produce(self) -> None:
+        from confluent_kafka import Producer
+
+        p = Producer({"bootstrap.servers": self.address, "linger.ms": 1})
+        rnd = random.Random(5)
+        tick = 0.01
+        per_tick = max(1, int(self.rate * tick))
+        next_at = time.monotonic()
+        end = next_at + self.seconds
+        i = 0
+        while time.monotonic() < end:
+            now_ms = time.time() * 1000
+            for _ in range(per_tick):
+                v = {"id": i, "sensor": f"sensor-{i % 10000:05d}", "temp": round(rnd.uniform(0, 50), 3),
+                     "hum": 1.0, "site": "plant-north-7", "ts": int(now_ms), "sent_ms": now_ms}
+                p.produce(self.src, key=v["sensor"].encode(), value=json.dumps(v).encode(), partition=i % 4)
+                i += 1
+            p.poll(0)
+            next_at += tick
+            time.sleep(max(0.0, next_at - time.monotonic()))
+        p.flush()
+        self.sent = i
+        self.done_producing.set()
+
+    def _consume(self) -> None:
+        from confluent_kafka import Consumer
+
+        c = Consumer({"bootstrap.servers": self.address, "group.id": f"w5-{uuid.uuid4().hex[:6]}",
+                      "auto.offset.reset": "earliest", "fetch.wait.max.ms": 5})
+        c.subscribe([self.out])
+        measured_from = (self._t0 + self.warmup) * 1000
+        while not self._stop.is_set():
+            for m in c.consume(1000, timeout=0.05):
+                if m.error():
+                    continue
+                received = time.time() * 1000
+                sent = json.loads(m.value())["sent_ms"]
+                if sent >= measured_from:
+                    self.latencies.append(received - sent)
+        c.close()
+
+    def stop(self) -> dict[str, float]:
+        time.sleep(1.0)
+        self._stop.set()
+        lat = sorted(self.latencies)
+        if not lat:
+            return {"p50_ms": float("nan"), "p99_ms": float("nan"), "measured": 0}
+        return {"p50_ms": lat[len(lat) // 2], "p99_ms": lat[min(len(lat) - 1, int(len(lat) * 0.99))], "measured": len(lat)}
