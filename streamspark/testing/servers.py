@@ -62,14 +62,25 @@ def _which(name: str, *extra_globs: str) -> str:
     raise RuntimeError(f"{name} is not installed (scripts/test.sh installs the test servers)")
 
 
-class PostgreSQL(ServerProcess):
+class _LocalServer(ServerProcess):
+    """A server on ``127.0.0.1:<port>`` (a free port below 32768, picked by ``start``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+class PostgreSQL(_LocalServer):
     """PostgreSQL with trust authentication for ``user`` (the OS user running it)."""
 
     name = "postgres"
 
     def __init__(self) -> None:
         super().__init__()
-        self.port = 0
         self.user = "streamspark"
 
     def start(self, timeout: float = 60.0) -> "PostgreSQL":
@@ -91,14 +102,10 @@ class PostgreSQL(ServerProcess):
         return self
 
 
-class Redis(ServerProcess):
+class Redis(_LocalServer):
     """``redis-server`` without persistence."""
 
     name = "redis"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.port = 0
 
     def start(self, timeout: float = 30.0) -> "Redis":
         self.port = free_port()
@@ -107,18 +114,10 @@ class Redis(ServerProcess):
         return self
 
 
-class InfluxDB1(ServerProcess):
+class InfluxDB1(_LocalServer):
     """InfluxDB 1.x (``influxd``) with HTTP on a free port; ``url`` is its base address."""
 
     name = "influxdb"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.port = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 60.0) -> "InfluxDB1":
         self.port, rpc = free_port(), free_port()
@@ -141,18 +140,10 @@ class InfluxDB1(ServerProcess):
             return json.loads(r.read())
 
 
-class MotoServer(ServerProcess):
+class MotoServer(_LocalServer):
     """``moto_server``: AWS APIs (Kinesis here) on a free port. An emulator, not AWS."""
 
     name = "moto"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.port = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 60.0) -> "MotoServer":
         self.port = free_port()
@@ -161,14 +152,10 @@ class MotoServer(ServerProcess):
         return self
 
 
-class MongoEmulator(ServerProcess):
+class MongoEmulator(_LocalServer):
     """``nx-27017``: the MongoDB wire protocol over SQLite. An emulator, not MongoDB."""
 
     name = "nx27017"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.port = 0
 
     def start(self, timeout: float = 60.0) -> "MongoEmulator":
         self.port = free_port()
@@ -179,18 +166,10 @@ class MongoEmulator(ServerProcess):
         return self
 
 
-class OpenSearchEmulator(ServerProcess):
+class OpenSearchEmulator(_LocalServer):
     """``osmem-server``: an in-memory OpenSearch-compatible HTTP server. An emulator."""
 
     name = "osmem"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.port = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 60.0) -> "OpenSearchEmulator":
         from osmem_server import resolve_binary
@@ -201,7 +180,7 @@ class OpenSearchEmulator(ServerProcess):
         return self
 
 
-class BigQueryEmulator(ServerProcess):
+class BigQueryEmulator(_LocalServer):
     """``bqemulator`` (REST on ``url``), from ``.tools/bqemu`` where ``scripts/test.sh`` installs it
     with the DuckDB spatial extension it needs (its own venv: it pins an older DuckDB). An emulator."""
 
@@ -209,12 +188,7 @@ class BigQueryEmulator(ServerProcess):
 
     def __init__(self, project: str = "streamspark-test") -> None:
         super().__init__()
-        self.port = 0
         self.project = project
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 90.0) -> "BigQueryEmulator":
         tools = os.path.join(_REPO, ".tools", "bqemu")

@@ -174,6 +174,16 @@ class BatchingSink(BaseSink):
     def on_paused(self) -> None:
         self._batches.clear()
 
+    def _flush_together(self, write_all: Callable[[list[SinkBatch]], None]) -> None:
+        """A ``flush`` for sinks that write all pending partitions in ONE call (one transaction,
+        one snapshot): ``write_all(non-empty batches)``, then drop them (also when it fails)."""
+        try:
+            batches = [b for b in self._batches.values() if not b.empty()]
+            if batches:
+                write_all(batches)
+        finally:
+            self._batches.clear()
+
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_batches"] = {}

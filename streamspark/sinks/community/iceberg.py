@@ -189,12 +189,7 @@ class IcebergSink(BatchingSink):
 
     def flush(self) -> None:
         """Append every pending batch as ONE snapshot."""
-        try:
-            batches = [b for b in self._batches.values() if not b.empty()]
-            if batches:
-                self._append(batches)
-        finally:
-            self._batches.clear()
+        self._flush_together(self._append)
 
     @staticmethod
     def _rows(batches: list[SinkBatch]) -> pa.Table:

@@ -92,7 +92,9 @@ class KinesisSink(BaseSink):
             self._client.describe_stream_summary(StreamName=self._stream)
         except self._client.exceptions.ResourceNotFoundException:
             raise KinesisStreamNotFoundError(f"Kinesis stream {self._stream!r} does not exist") from None
-        self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kinesis-sink")
+        # one sender thread: PutRecords calls go out in order (records of a partition key keep
+        # their order across calls) while add() keeps buffering
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kinesis-sink")
 
     def add(self, value: Any, key: Any, timestamp: int, headers: Headers, topic: str, partition: int, offset: int) -> None:
         data = self._value_serializer(value)

@@ -117,12 +117,7 @@ class PostgreSQLSink(BatchingSink):
 
     def flush(self) -> None:
         """Write every pending batch in ONE transaction (with the delivery token)."""
-        try:
-            batches = [b for b in self._batches.values() if not b.empty()]
-            if batches:
-                self._write_batches(batches)
-        finally:
-            self._batches.clear()
+        self._flush_together(self._write_batches)
 
     def _table_of(self, item: SinkItem) -> str:
         name = self._table_name(item) if callable(self._table_name) else self._table_name

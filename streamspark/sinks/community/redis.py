@@ -64,12 +64,7 @@ class RedisSink(BatchingSink):
 
     def flush(self) -> None:
         """All pending batches in one MULTI/EXEC."""
-        try:
-            batches = [b for b in self._batches.values() if not b.empty()]
-            if batches:
-                self._write(batches)
-        finally:
-            self._batches.clear()
+        self._flush_together(self._write)
 
     def _write(self, batches: list[SinkBatch]) -> None:
         redis = import_optional("redis", "RedisSink", "redis")
