@@ -438,21 +438,14 @@ def _spark_partition() -> int:
 
 
 def run_task(batches: Iterator[pa.RecordBatch], plan: PipelinePlan) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` body of stateless pipelines: every record of the task, one summary row."""
-    if plan.loglevel:
-        configure_logging(plan.loglevel)
-    processor = TaskProcessor(plan, _spark_partition())
-    for batch in batches:
-        if processor.failed:
-            continue  # drain the input; the error is reported below
-        processor.process(batch.to_pydict())
-    summary = processor.finish()
-    yield pa.RecordBatch.from_pydict({k: [v] for k, v in summary.items()}, schema=_SUMMARY_ARROW)
+    """``mapInArrow`` body of stateless pipelines (the plain path): every record of the task,
+    one summary row."""
+    return run_fused((batch.to_pydict() for batch in batches), plan)
 
 
 def run_fused(columns: Iterator[dict[str, list[Any]]], plan: PipelinePlan) -> Iterator[pa.RecordBatch]:
-    """A stateless pipeline inside the source's ``read()``: the same work as :func:`run_task`,
-    on the column lists the Kafka reader built (no Arrow batch, no trip through the JVM)."""
+    """A stateless pipeline over column lists: inside the source's ``read()`` (the fused path: no
+    Arrow batch, no trip through the JVM) or over ``mapInArrow`` batches (:func:`run_task`)."""
     if plan.loglevel:
         configure_logging(plan.loglevel)
     processor = TaskProcessor(plan, _spark_partition())

@@ -8,7 +8,7 @@ from typing import Any, Optional
 from ..base.batch import SinkBatch
 from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
 from .http import post_lines
-from .points import PointConverter
+from .points import FieldsSetter, MeasurementSetter, PointConverter, TagsSetter, TimePrecision, TimeSetter
 
 logger = logging.getLogger("streamspark")
 
@@ -18,7 +18,14 @@ class _InfluxSink(BatchingSink):
 
     def __init__(
         self,
-        converter: PointConverter,
+        measurement: MeasurementSetter,
+        fields_keys: FieldsSetter,
+        tags_keys: TagsSetter,
+        time_setter: Optional[TimeSetter],
+        time_precision: TimePrecision,
+        allow_missing_fields: bool,
+        include_metadata_tags: bool,
+        convert_ints_to_floats: bool,
         batch_size: int,
         request_timeout_ms: int,
         on_client_connect_success: Optional[ClientConnectSuccessCallback],
@@ -27,7 +34,9 @@ class _InfluxSink(BatchingSink):
         super().__init__(on_client_connect_success, on_client_connect_failure)
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
-        self._converter = converter
+        self._converter = PointConverter(measurement, fields_keys, tags_keys, time_setter, time_precision,
+                                         allow_missing_fields, include_metadata_tags, convert_ints_to_floats)
+        self._precision = time_precision
         self._batch_size = batch_size
         self._timeout_s = request_timeout_ms / 1000
 

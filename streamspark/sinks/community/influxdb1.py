@@ -12,7 +12,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Optional
 
-from .._influx.points import FieldsSetter, MeasurementSetter, PointConverter, TagsSetter, TimePrecision, TimeSetter
+from .._influx.points import FieldsSetter, MeasurementSetter, TagsSetter, TimePrecision, TimeSetter
 from .._influx.sink import _InfluxSink
 from ..base.sink import ClientConnectFailureCallback, ClientConnectSuccessCallback
 
@@ -60,16 +60,15 @@ class InfluxDB1Sink(_InfluxSink):
         on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
         on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
     ) -> None:
-        converter = PointConverter(measurement, fields_keys, tags_keys, time_setter, time_precision,
-                                   allow_missing_fields, include_metadata_tags, convert_ints_to_floats)
-        super().__init__(converter, batch_size, request_timeout_ms, on_client_connect_success, on_client_connect_failure)
+        super().__init__(measurement, fields_keys, tags_keys, time_setter, time_precision, allow_missing_fields,
+                         include_metadata_tags, convert_ints_to_floats, batch_size, request_timeout_ms,
+                         on_client_connect_success, on_client_connect_failure)
         base = host if "://" in host else f"http://{host}"
         parsed = urllib.parse.urlsplit(base)
         self._base = f"{parsed.scheme}://{parsed.hostname}:{parsed.port or port}"
         self._database = database
         self._username = username
         self._password = password
-        self._precision = time_precision
 
     def _query(self) -> str:
         params = {"db": self._database, "precision": _V1_PRECISION[self._precision]}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Optional
 
-from .._influx.points import FieldsSetter, MeasurementSetter, PointConverter, TagsSetter, TimePrecision, TimeSetter
+from .._influx.points import FieldsSetter, MeasurementSetter, TagsSetter, TimePrecision, TimeSetter
 from .._influx.sink import _InfluxSink
 from ..base.sink import ClientConnectFailureCallback, ClientConnectSuccessCallback
 
@@ -49,14 +49,13 @@ class InfluxDB3Sink(_InfluxSink):
         on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
         on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
     ) -> None:
-        converter = PointConverter(measurement, fields_keys, tags_keys, time_setter, time_precision,
-                                   allow_missing_fields, include_metadata_tags, convert_ints_to_floats)
-        super().__init__(converter, batch_size, request_timeout_ms, on_client_connect_success, on_client_connect_failure)
+        super().__init__(measurement, fields_keys, tags_keys, time_setter, time_precision, allow_missing_fields,
+                         include_metadata_tags, convert_ints_to_floats, batch_size, request_timeout_ms,
+                         on_client_connect_success, on_client_connect_failure)
         self._base = (host if "://" in host else f"https://{host}").rstrip("/")
         self._token = token
         self._org = organization_id
         self._database = database
-        self._precision = time_precision
         self._gzip = enable_gzip
         self._debug = debug
 
