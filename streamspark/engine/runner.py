@@ -76,6 +76,8 @@ class QueryRunner:
         self._stop = threading.Event()
         self._failure: Optional[BaseException] = None
         self._in_batch = threading.Event()
+        #: id of the last micro-batch whose foreachBatch returned successfully
+        self._last_done_batch: Optional[int] = None
         self._last_activity: Optional[float] = None
         self._lock = threading.Lock()
         self._query: Any = None
@@ -96,6 +98,7 @@ class QueryRunner:
         self._in_batch.set()
         try:
             self._process_batch(batch_df, batch_id, limits)
+            self._last_done_batch = batch_id
         except _StopRequested:
             raise
         except BaseException as exc:
@@ -280,6 +283,8 @@ class QueryRunner:
         deadline = time.monotonic() + drain_timeout
         while not self.fail_fast and self._in_batch.is_set() and time.monotonic() < deadline:
             time.sleep(0.05)
+        if not self.fail_fast:
+            self._await_commit_log(query, deadline)
         try:
             query.stop()
         except Exception as exc:  # stopping an already failed query
@@ -290,6 +295,31 @@ class QueryRunner:
             except Exception:
                 logger.exception("Stopping sink %s failed", type(sink).__name__)
         self._commit_last_progress(query)
+
+    def _await_commit_log(self, query: Any, deadline: float) -> None:
+        """Wait until Spark wrote the commit log entry of the last batch we processed.
+
+        foreachBatch returning is not the end of a micro-batch: Spark then writes
+        ``commits/<batch id>`` and only after that reports the batch's progress. Stopping the
+        query in between interrupts that write, and the next run would replay a batch whose
+        outputs were already delivered. Progress is reported after the commit log entry, so
+        the last progress naming the batch means it is committed.
+        """
+        target = self._last_done_batch
+        if target is None:
+            return
+        while time.monotonic() < deadline:
+            try:
+                if not query.isActive:
+                    return
+                progress = query.lastProgress
+            except Exception as exc:  # the query failed meanwhile
+                logger.debug("waiting for the commit log: %s", exc)
+                return
+            if progress is not None and progress.get("batchId", -1) >= target:
+                return
+            time.sleep(0.02)
+        logger.warning("Micro-batch %d was processed but Spark did not commit it before the stop", target)
 
     def _commit_last_progress(self, query: Any) -> None:
         """Commit the end offsets of the last committed micro-batch to the Kafka consumer group.

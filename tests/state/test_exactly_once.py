@@ -39,8 +39,9 @@ def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed):
     log = open(tmp_path / "app.log", "ab")
     rnd = random.Random(seed)
 
-    def start():
-        return subprocess.Popen([sys.executable, str(APP), broker.address, src, out, state, group, guarantee],
+    def start(max_records=500):
+        return subprocess.Popen([sys.executable, str(APP), broker.address, src, out, state, group, guarantee,
+                                 str(max_records)],
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def outputs():
@@ -70,7 +71,7 @@ def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed):
         proc.wait(30)
     # at least every other kill landed after its run had produced (mid-processing)
     assert mid_run >= kills // 2, mid_run
-    proc = start()
+    proc = start(max_records=5000)
     deadline = time.monotonic() + 300
     got: list[dict] = []
     while time.monotonic() < deadline:
