@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command: installs everything (venv, packages, the noida-db broker, the test
-# servers) and runs the tests. Extra arguments go to pytest, e.g. scripts/test.sh tests/dataframe -k filter
+# servers) and runs the tests (two pytest workers; STREAMSPARK_TEST_WORKERS=0 for one). Extra arguments go to pytest, e.g. scripts/test.sh tests/dataframe -k filter
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -48,4 +48,9 @@ wait "$bqemu_job" || { echo "installing the BigQuery emulator venv failed" >&2; 
 [ "$failed" = 0 ] || exit 1
 
 cd "$root"
-exec "$root/.venv/bin/python" -m pytest -p no:cacheprovider "$@"
+# two pytest workers (xdist): the kill -9 harnesses mostly wait on subprocesses starting Spark,
+# so the rest of the suite runs beside them; STREAMSPARK_TEST_WORKERS=0 runs in one process
+workers="${STREAMSPARK_TEST_WORKERS:-2}"
+parallel=()
+[ "$workers" != 0 ] && parallel=(-n "$workers")
+exec "$root/.venv/bin/python" -m pytest -p no:cacheprovider "${parallel[@]}" "$@"

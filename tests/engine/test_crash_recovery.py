@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from ..conftest import json_messages
 
 APP = Path(__file__).with_name("crash_app.py")
@@ -27,6 +29,7 @@ def _ids(kafka, topic, expected, timeout):
     return [json.loads(m.value())["i"] for m in kafka.consume(topic, expected=expected, timeout=timeout)]
 
 
+@pytest.mark.harness(seconds=105)
 def test_kill_9_mid_stream_then_restart_loses_nothing_and_sigterm_exits_cleanly(broker, kafka, tmp_path):
     src, out = kafka.new_topic(partitions=2), kafka.new_topic(partitions=2)
     state, group = str(tmp_path / "state"), "crash-group"

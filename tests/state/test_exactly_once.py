@@ -90,6 +90,7 @@ def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed):
     return got, keys
 
 
+@pytest.mark.harness(seconds=320)
 def test_kill_9_ten_times_exactly_once_no_loss_no_duplicates(broker, kafka, tmp_path):
     total = 100_000
     got, keys = _run_harness(broker, kafka, tmp_path, "exactly-once", total=total, kills=10, seed=7)
@@ -103,6 +104,7 @@ def test_kill_9_ten_times_exactly_once_no_loss_no_duplicates(broker, kafka, tmp_
     assert all(sorted(ns) == list(range(1, total // keys + 1)) for ns in per_key.values())
 
 
+@pytest.mark.harness(seconds=145)
 def test_kill_9_at_least_once_loses_nothing_and_counts_duplicates(broker, kafka, tmp_path):
     total = 10_000
     got, keys = _run_harness(broker, kafka, tmp_path, "at-least-once", total=total, kills=3, seed=11)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from streamspark.sinks.datalake import TSDataLakeSink
 
@@ -27,6 +28,7 @@ def _run(broker, src, lake, state, group, log, crash_at):
     return proc.returncode
 
 
+@pytest.mark.harness(seconds=130)
 def test_kill_9_before_and_after_the_catalog_commit(broker, kafka, tmp_path):
     src = kafka.new_topic(partitions=2)
     total = 400
