@@ -55,3 +55,39 @@ def test_topic_config_frozen_and_empty_name_rejected():
         cfg.num_partitions = 3  # type: ignore[misc]
     with pytest.raises(ValueError):
         Topic("")
+
+
+def test_specialised_paths_keep_each_serializers_behaviour():
+    """Topic skips contexts and wrapper calls only for built-ins that ignore them; a subclass
+    that overrides ``__call__`` still gets the real context, a JSON schema still validates."""
+    import pickle
+
+    from streamspark.models.serializers import JSONDeserializer, SerializationError, StringSerializer
+
+    seen = []
+
+    class Tagging(JSONDeserializer):
+        def __call__(self, value, ctx):
+            seen.append((ctx.topic, ctx.field, ctx.headers))
+            return {**super().__call__(value, ctx), "tag": ctx.topic}
+
+    t = Topic("tagged", value_deserializer=Tagging(), key_deserializer="str")
+    assert t.deserialize(b'{"a": 1}', b"k", [("h", b"1")], 7, 0) == [({"a": 1, "tag": "tagged"}, "k", 7)]
+    assert seen == [("tagged", "value", [("h", b"1")])]
+
+    strict = Topic("strict", value_deserializer=JSONDeserializer(schema={"type": "object", "required": ["a"]}))
+    assert strict.deserialize(b'{"a": 1}', None, None, 1, 0) == [({"a": 1}, None, 1)]
+    with pytest.raises(SerializationError, match="'a' is a required property"):
+        strict.deserialize(b'{"b": 1}', None, None, 1, 0)
+
+    out = Topic("o")  # bytes keys pass through; other keys still fail the bytes serializer
+    key = b"k1"
+    assert out.serialize(key=key, value={"x": 1}).key is key
+    with pytest.raises(SerializationError, match="BytesSerializer expects bytes"):
+        out.serialize(key="k1", value={"x": 1})
+    assert Topic("s", key_serializer=StringSerializer()).serialize(key="é", value=None).key == "é".encode()
+
+    # a pickled topic (as shipped to Spark workers) rebuilds its functions and behaves the same
+    copy = pickle.loads(pickle.dumps(strict))
+    with pytest.raises(SerializationError):
+        copy.deserialize(b'{"b": 1}', None, None, 1, 0)

@@ -3,11 +3,36 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 from ..types import Headers
 
-__all__ = ("SerializationContext", "Serializer", "Deserializer")
+__all__ = ("SerializationContext", "Serializer", "Deserializer", "context_free", "reads_context")
+
+_C = TypeVar("_C", bound=type)
+#: ``__call__`` functions known never to read their ``ctx`` argument
+_CONTEXT_FREE: set[Callable[..., Any]] = set()
+
+
+def context_free(cls: _C) -> _C:
+    """Class decorator: this class's ``__call__`` never reads its ``ctx`` argument.
+
+    The engine then calls it with ``ctx=None`` instead of building a
+    :class:`SerializationContext` per message. A subclass that overrides ``__call__`` is not
+    covered (it may read ``ctx``) unless it is decorated itself.
+    """
+    _CONTEXT_FREE.add(cls.__call__)
+    return cls
+
+
+def reads_context(serializer: Any) -> bool:
+    """False when ``serializer(value, ctx)`` is known to ignore ``ctx`` (see :func:`context_free`).
+
+    >>> from streamspark.models.serializers import JSONDeserializer
+    >>> reads_context(JSONDeserializer())
+    False
+    """
+    return type(serializer).__call__ not in _CONTEXT_FREE
 
 
 class SerializationContext:

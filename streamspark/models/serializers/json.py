@@ -6,7 +6,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from ...utils.json import dumps as _default_dumps
 from ...utils.json import loads as _default_loads
-from .base import Deserializer, SerializationContext, Serializer
+from .base import Deserializer, SerializationContext, Serializer, context_free
 from .exceptions import SerializationError
 
 __all__ = ("JSONSerializer", "JSONDeserializer")
@@ -23,6 +23,7 @@ def _make_validator(schema: Optional[Mapping[str, Any]], validator: Any) -> Any:
     return Draft202012Validator(schema)
 
 
+@context_free
 class JSONSerializer(Serializer):
     """Serializes values to JSON bytes.
 
@@ -69,6 +70,7 @@ class JSONSerializer(Serializer):
             self._validator = _make_validator(self._schema, None)
 
 
+@context_free
 class JSONDeserializer(Deserializer):
     """Deserializes JSON bytes, optionally validating against a JSON Schema.
 
@@ -86,6 +88,13 @@ class JSONDeserializer(Deserializer):
         self._loads = loads
         self._schema = schema
         self._validator = _make_validator(schema, validator)
+
+    def _plain_loads(self) -> Optional[Callable[[bytes | str], Any]]:
+        """The bare ``loads`` when this deserializer does nothing else (no schema, ``__call__`` not
+        overridden): the engine then calls it directly, once per message."""
+        if type(self).__call__ is JSONDeserializer.__call__ and self._validator is None:
+            return self._loads
+        return None
 
     def __call__(self, value: bytes, ctx: SerializationContext) -> Any:
         data = self._loads(value)

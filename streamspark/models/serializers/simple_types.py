@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Optional
 
-from .base import Deserializer, SerializationContext, Serializer
+from .base import Deserializer, SerializationContext, Serializer, context_free
 from .exceptions import SerializationError
 
 __all__ = (
@@ -23,6 +23,7 @@ _INT = struct.Struct(">q")
 _DOUBLE = struct.Struct(">d")
 
 
+@context_free
 class BytesSerializer(Serializer):
     """Passes bytes through unchanged."""
 
@@ -34,6 +35,7 @@ class BytesSerializer(Serializer):
         raise SerializationError(f"BytesSerializer expects bytes, got {type(value).__name__}: {value!r:.80}")
 
 
+@context_free
 class BytesDeserializer(Deserializer):
     """Returns the raw bytes."""
 
@@ -41,6 +43,7 @@ class BytesDeserializer(Deserializer):
         return value
 
 
+@context_free
 class StringSerializer(Serializer):
     """Encodes ``str`` with ``codec`` (utf-8 by default).
 
@@ -57,6 +60,7 @@ class StringSerializer(Serializer):
         return value.encode(self._codec)
 
 
+@context_free
 class StringDeserializer(Deserializer):
     """Decodes bytes with ``codec``."""
 
@@ -68,6 +72,7 @@ class StringDeserializer(Deserializer):
         return bytes(value).decode(self._codec)
 
 
+@context_free
 class IntegerSerializer(Serializer):
     """Encodes an int as 8 big-endian bytes (Kafka's LongSerializer layout)."""
 
@@ -77,6 +82,7 @@ class IntegerSerializer(Serializer):
         return _INT.pack(value)
 
 
+@context_free
 class IntegerDeserializer(Deserializer):
     """Decodes 8 (or 4) big-endian bytes into an int."""
 
@@ -86,6 +92,7 @@ class IntegerDeserializer(Deserializer):
         return _INT.unpack(value)[0]
 
 
+@context_free
 class DoubleSerializer(Serializer):
     """Encodes a float as 8 big-endian IEEE-754 bytes."""
 
@@ -95,6 +102,7 @@ class DoubleSerializer(Serializer):
         return _DOUBLE.pack(float(value))
 
 
+@context_free
 class DoubleDeserializer(Deserializer):
     """Decodes 8 big-endian IEEE-754 bytes into a float."""
 

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import enum
-from typing import Any, Iterable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from ..messagecontext import MessageContext
 from ..serializers import (
+    BytesDeserializer,
+    BytesSerializer,
     DeserializerType,
     IgnoreMessage,
+    JSONDeserializer,
     SerializationContext,
     SerializerType,
     resolve_deserializer,
     resolve_serializer,
 )
+from ..serializers.base import reads_context
 from ..timestamps import TimestampExtractor, TimestampType
 from ..types import Headers
 from .config import TopicConfig
@@ -53,6 +57,10 @@ class Topic:
     >>> t.deserialize(b'{"t": 1}', b"k", None, 5, 1)
     [({'t': 1}, b'k', 5)]
     """
+
+    #: ``deserialize``/``serialize`` specialised for this topic's (de)serializers, built on first use
+    _deserialize_fn: Optional[Callable[..., List[Tuple[Any, Any, int]]]] = None
+    _serialize_fn: Optional[Callable[[Any, Any, Headers], Tuple[Any, Any, Headers]]] = None
 
     def __init__(
         self,
@@ -108,27 +116,56 @@ class Topic:
         Returns an empty list when a deserializer raises :class:`IgnoreMessage`, and several
         items when the value deserializer has ``split_values``. Other errors propagate.
         """
-        try:
-            if key is None:
-                dkey = None
-            else:
-                dkey = self._key_deserializer(key, SerializationContext(self.name, "key", headers))
-            if value is None:
-                values: Iterable[Any] = [None]
-            else:
-                ctx = SerializationContext(self.name, "value", headers)
-                out = self._value_deserializer(value, ctx)
-                values = out if self._value_deserializer.split_values else [out]
-        except IgnoreMessage:
-            return []
+        return self._deserializer()(value, key, headers, timestamp_ms, timestamp_type)
+
+    def _deserializer(self) -> Callable[..., List[Tuple[Any, Any, int]]]:
+        """The function behind :meth:`deserialize` (the engine calls it per message)."""
+        return self._deserialize_fn or self._build_deserialize()
+
+    def _build_deserialize(self) -> Callable[..., List[Tuple[Any, Any, int]]]:
+        """``deserialize`` specialised once for this topic's deserializers (it runs per message).
+
+        Built-in deserializers ignore their context, so none is built for them; the bytes key
+        deserializer is the identity.
+        """
+        name = self.name
+        # called with ctx=None when they ignore it (see ``reads_context``)
+        kd: Any = self._key_deserializer
+        vd: Any = self._value_deserializer
+        key_ctx, value_ctx = reads_context(kd), reads_context(vd)
+        key_identity = type(kd) is BytesDeserializer
+        plain_loads = vd._plain_loads() if isinstance(vd, JSONDeserializer) else None
+        split = vd.split_values
         extractor = self._timestamp_extractor
-        rows = []
-        for v in values:
-            ts = timestamp_ms
-            if extractor is not None:
-                ts = extractor(v, headers, timestamp_ms, TimestampType(timestamp_type))
-            rows.append((v, dkey, ts))
-        return rows
+
+        def deserialize(
+            value: Optional[bytes], key: Optional[bytes], headers: Headers, timestamp_ms: int, timestamp_type: int
+        ) -> List[Tuple[Any, Any, int]]:
+            out: Any
+            try:
+                if key is None or key_identity:
+                    dkey = key
+                else:
+                    dkey = kd(key, SerializationContext(name, "key", headers) if key_ctx else None)
+                if value is None:
+                    out = None
+                elif plain_loads is not None:
+                    out = plain_loads(value)
+                else:
+                    out = vd(value, SerializationContext(name, "value", headers) if value_ctx else None)
+            except IgnoreMessage:
+                return []
+            if not split or value is None:
+                if extractor is None:
+                    return [(out, dkey, timestamp_ms)]
+                return [(out, dkey, extractor(out, headers, timestamp_ms, TimestampType(timestamp_type)))]
+            if extractor is None:
+                return [(v, dkey, timestamp_ms) for v in out]
+            ttype = TimestampType(timestamp_type)
+            return [(v, dkey, extractor(v, headers, timestamp_ms, ttype)) for v in out]
+
+        self._deserialize_fn = deserialize
+        return deserialize
 
     def row_deserialize(self, message: Any) -> Any:
         """Deserialize a confluent-kafka ``Message`` (reference compatibility helper).
@@ -151,14 +188,47 @@ class Topic:
         timestamp_ms: Optional[int] = None,
     ) -> KafkaMessage:
         """Serialize a key/value pair for producing; the serializers' extra headers are added."""
-        extra = self._value_serializer.extra_headers
-        if extra:
-            merged = dict(headers or [])
-            merged.update(extra)
-            headers = list(merged.items())
-        skey = None if key is None else self._key_serializer(key, SerializationContext(self.name, "key", headers))
-        svalue = None if value is None else self._value_serializer(value, SerializationContext(self.name, "value", headers))
+        skey, svalue, headers = self._serializer()(key, value, headers)
         return KafkaMessage(key=skey, value=svalue, headers=headers, timestamp=timestamp_ms)
+
+    def _serializer(self) -> Callable[[Any, Any, Headers], Tuple[Any, Any, Headers]]:
+        """The function behind :meth:`serialize` (the engine calls it per output record)."""
+        return self._serialize_fn or self._build_serialize()
+
+    def _build_serialize(self) -> Callable[[Any, Any, Headers], Tuple[Any, Any, Headers]]:
+        """``f(key, value, headers) -> (key bytes, value bytes, headers)``, specialised once for
+        this topic's serializers (the engine calls it per output record)."""
+        name = self.name
+        ks: Any = self._key_serializer  # called with ctx=None when they ignore it
+        vs: Any = self._value_serializer
+        key_ctx, value_ctx = reads_context(ks), reads_context(vs)
+        key_bytes = type(ks) is BytesSerializer  # bytes keys pass through as they are
+        extra = vs.extra_headers
+
+        def serialize(key: Any, value: Any, headers: Headers) -> Tuple[Any, Any, Headers]:
+            if extra:
+                merged = dict(headers or [])
+                merged.update(extra)
+                headers = list(merged.items())
+            if key is None or (key_bytes and key.__class__ is bytes):
+                skey = key
+            else:
+                skey = ks(key, SerializationContext(name, "key", headers) if key_ctx else None)
+            svalue = (
+                None if value is None
+                else vs(value, SerializationContext(name, "value", headers) if value_ctx else None)
+            )
+            return skey, svalue, headers
+
+        self._serialize_fn = serialize
+        return serialize
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the specialised functions are rebuilt where the topic is used (e.g. in a Spark worker)
+        state = self.__dict__.copy()
+        state.pop("_deserialize_fn", None)
+        state.pop("_serialize_fn", None)
+        return state
 
     def row_serialize(self, row: Any, key: Any) -> KafkaMessage:
         """Serialize a processed row (reference compatibility helper)."""
