@@ -23,7 +23,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 
 from ._arrow import ddl
 
-__all__ = ("KafkaDataSource", "SOURCE_SCHEMA", "ARROW_SCHEMA", "source_options", "fused_plan_option")
+__all__ = ("KafkaDataSource", "SOURCE_SCHEMA", "SOURCE_COLUMNS", "ARROW_SCHEMA", "source_options", "fused_plan_option")
 
 logger = logging.getLogger("streamspark")
 
@@ -42,6 +42,8 @@ ARROW_SCHEMA = pa.schema(
     ]
 )
 SOURCE_SCHEMA = ddl(ARROW_SCHEMA)
+#: the order of the per-record tuples handed to tasks (see ``_read_records``)
+SOURCE_COLUMNS = tuple(ARROW_SCHEMA.names)
 
 _ROWS_PER_ARROW_BATCH = 20_000
 
@@ -53,8 +55,14 @@ def source_options(
     max_records_per_partition: int,
     request_timeout: float,
     min_records_per_task: int = 20_000,
+    parallelism: int = 1,
 ) -> dict[str, str]:
-    """Options for ``spark.readStream.format("streamspark_kafka")``."""
+    """Options for ``spark.readStream.format("streamspark_kafka")``.
+
+    :param parallelism: the cores Spark runs tasks on; a micro-batch with fewer non-empty
+        partitions than that splits their offset ranges (in pieces of at least
+        ``min_records_per_task``) so that every core gets a task.
+    """
     return {
         "kafka_config": json.dumps(kafka_config),
         "topics": json.dumps(topics),
@@ -62,6 +70,7 @@ def source_options(
         "max_records_per_partition": str(max_records_per_partition),
         "request_timeout": str(request_timeout),
         "min_records_per_task": str(min_records_per_task),
+        "parallelism": str(parallelism),
     }
 
 
@@ -102,6 +111,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._max_per_partition = int(options.get("max_records_per_partition", "100000"))
         self._timeout = float(options.get("request_timeout", "30"))
         self._min_per_task = int(options.get("min_records_per_task", "20000"))
+        self._parallelism = int(options.get("parallelism", "1"))
         #: a stateless pipeline to run inside read() (base64 cloudpickle of a PipelinePlan)
         self._fused: Optional[str] = options.get("fused_plan")
         self._consumer: Any = None
@@ -179,19 +189,22 @@ class _KafkaStreamReader(DataSourceStreamReader):
         return end
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        splits = []
+        ranges = []
         for topic, ends in end.items():
             starts = start.get(topic, {})
             for p, stop in ends.items():
                 begin = int(starts.get(p, stop))
-                stop = int(stop)
-                if stop <= begin:
-                    continue
-                # split large ranges so one partition can use several cores
-                n = max(1, min(8, (stop - begin) // max(self._min_per_task, 1)))
-                step = -(-(stop - begin) // n)
-                for lo in range(begin, stop, step):
-                    splits.append(InputPartition((topic, int(p), lo, min(lo + step, stop))))
+                if int(stop) > begin:
+                    ranges.append((topic, int(p), begin, int(stop)))
+        # split ranges only so that every core gets a task: each piece is a fetch of its own (and
+        # a broker may send a whole partition's tail in one fetch), so more pieces cost more
+        pieces = max(1, -(-self._parallelism // max(len(ranges), 1)))
+        splits = []
+        for topic, p, begin, stop in ranges:
+            n = max(1, min(pieces, (stop - begin) // max(self._min_per_task, 1)))
+            step = -(-(stop - begin) // n)
+            for lo in range(begin, stop, step):
+                splits.append(InputPartition((topic, p, lo, min(lo + step, stop))))
         return splits
 
     def commit(self, end: dict) -> None:
@@ -216,19 +229,25 @@ class _KafkaStreamReader(DataSourceStreamReader):
             # stateless pipelines run right here: records never leave this Python worker
             from ._task import run_fused
 
-            yield from run_fused(self._read_columns(partition, pickled_headers=False), _fused_plan(self._fused))
+            yield from run_fused(self._read_records(partition, pickled_headers=False), _fused_plan(self._fused))
             return
-        for cols in self._read_columns(partition, pickled_headers=True):
-            yield pa.RecordBatch.from_pydict(cols, schema=ARROW_SCHEMA)
+        for rows in self._read_records(partition, pickled_headers=True):
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(column, type=field.type) for column, field in zip(zip(*rows), ARROW_SCHEMA)],
+                schema=ARROW_SCHEMA,
+            )
 
-    def _read_columns(self, partition: InputPartition, pickled_headers: bool) -> Iterator[dict[str, list[Any]]]:
-        """The partition's records as column lists, ``_ROWS_PER_ARROW_BATCH`` at a time."""
+    def _read_records(self, partition: InputPartition, pickled_headers: bool) -> Iterator[list[tuple[Any, ...]]]:
+        """The partition's records, ``_ROWS_PER_ARROW_BATCH`` at a time, each a tuple in
+        ``ARROW_SCHEMA`` order (topic, partition, offset, timestamp, timestamp type, key, value,
+        headers)."""
         from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
         topic, part, begin, stop = partition.value
         consumer = _worker_consumer(self._config_json)
         consumer.assign([TopicPartition(topic, part, begin)])
-        cols: dict[str, list[Any]] = {name: [] for name in ARROW_SCHEMA.names}
+        rows: list[tuple[Any, ...]] = []
+        append = rows.append
         position = begin
         last_progress = time.monotonic()
         try:
@@ -259,21 +278,15 @@ class _KafkaStreamReader(DataSourceStreamReader):
                     position = offset + 1
                     ts_type, ts = msg.timestamp()
                     hdrs = msg.headers()
-                    cols["topic"].append(topic)
-                    cols["partition"].append(part)
-                    cols["offset"].append(offset)
-                    cols["timestamp"].append(ts)
-                    cols["timestamp_type"].append(ts_type)
-                    cols["key"].append(msg.key())
-                    cols["value"].append(msg.value())
                     if hdrs and pickled_headers:
                         hdrs = pickle.dumps(hdrs, protocol=pickle.HIGHEST_PROTOCOL)
-                    cols["headers"].append(hdrs or None)
-                if len(cols["offset"]) >= _ROWS_PER_ARROW_BATCH:
-                    yield cols
-                    cols = {name: [] for name in ARROW_SCHEMA.names}
-            if cols["offset"]:
-                yield cols
+                    append((topic, part, offset, ts, ts_type, msg.key(), msg.value(), hdrs or None))
+                if len(rows) >= _ROWS_PER_ARROW_BATCH:
+                    yield rows
+                    rows = []
+                    append = rows.append
+            if rows:
+                yield rows
         finally:
             try:
                 consumer.unassign()

@@ -14,11 +14,11 @@ import pickle
 import zlib
 import time
 import traceback
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 import pyarrow as pa
 
-from ..context import set_message_context
+from ..context import _current_message_context, set_message_context
 from ..core.stream import compose
 from ..logging import configure_logging
 from ..models.messagecontext import MessageContext
@@ -28,6 +28,7 @@ from ..sinks.base.exceptions import SinkBackpressureError
 from ..sinks.base.sink import BaseSink
 from ..state.store import scope_key
 from ._arrow import ddl
+from ._kafka_source import SOURCE_COLUMNS
 from ._plan import PipelinePlan
 
 __all__ = ("run_task", "run_fused", "run_bucket", "run_pre_shuffle", "TaskProcessor", "SUMMARY_SCHEMA", "GROUPED_SCHEMA")
@@ -46,6 +47,12 @@ _SUMMARY_ARROW = pa.schema(
     ]
 )
 SUMMARY_SCHEMA = ddl(_SUMMARY_ARROW)
+
+#: ``set_message_context`` without its wrapper frame (called once per record)
+_set_context = _current_message_context.set
+
+#: produced messages between two polls of the producer's delivery reports
+_POLL_EVERY = 1000
 
 # Per worker process: producers by config, started sinks by (run id, node id).
 _producers: dict[str, Any] = {}
@@ -115,6 +122,7 @@ class _Emitter:
         self.buckets = 1
         self.delivery_errors: list[tuple[Any, Row]] = []
         self.ctx: MessageContext = MessageContext()
+        self.produced = 0
 
     @staticmethod
     def _plan_sinks(plan: PipelinePlan) -> list[tuple[int, BaseSink]]:
@@ -136,23 +144,27 @@ class _Emitter:
             txn.begin()
         ctx = self.ctx
         try:
-            msg = topic.serialize(key=key, value=value, headers=headers, timestamp_ms=timestamp)
+            skey, svalue, out_headers = topic._serializer()(key, value, headers)
         except Exception as exc:
             if not self.plan.on_producer_error(exc, Row(value, key, timestamp, ctx, headers), logger):
                 raise self._fail(exc, "producer") from exc
             return
         kwargs: dict[str, Any] = {"on_delivery": functools.partial(self._delivered, ctx)}
-        if msg.headers:
-            kwargs["headers"] = msg.headers
+        if out_headers:
+            kwargs["headers"] = out_headers
         if timestamp:
             kwargs["timestamp"] = timestamp
         while True:
             try:
-                producer.produce(topic.name, msg.value, msg.key, **kwargs)
+                producer.produce(topic.name, svalue, skey, **kwargs)
                 break
             except BufferError:  # the local queue is full: let deliveries drain
                 producer.poll(0.5)
-        producer.poll(0)
+        # serve delivery reports now and then (each poll is a call into librdkafka); the
+        # flush at the end of the task waits for the rest
+        self.produced += 1
+        if not self.produced % _POLL_EVERY:
+            producer.poll(0)
 
     def to_group(self, node: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
         ctx = self.ctx
@@ -285,54 +297,59 @@ class TaskProcessor:
                 sink._drain_for_driver()
         self.error = _error_payload(fatal)
 
-    def process(self, cols: dict[str, list[Any]]) -> None:
+    def process(self, records: Iterable[tuple[Any, ...]]) -> None:
+        """Process source records, each a tuple in the Kafka source's column order
+        (topic, partition, offset, timestamp, timestamp type, key, value, headers)."""
         if self.error is not None:
             return
         try:
-            self._process(cols)
+            self._process(records)
         except _Fatal as fatal:
             self._failed(fatal)
 
-    def _process(self, cols: dict[str, list[Any]]) -> None:
+    def _process(self, records: Iterable[tuple[Any, ...]]) -> None:
         plan = self.plan
         on_processed = plan.on_message_processed
-        topics_col, parts, offsets = cols["topic"], cols["partition"], cols["offset"]
-        values, keys, stamps, stamp_types, all_headers = (
-            cols["value"], cols["key"], cols["timestamp"], cols["timestamp_type"], cols["headers"]
-        )
-        n = len(offsets)
-        self.input_count += n
-        for i in range(n):
-            tname = topics_col[i]
-            part = parts[i]
-            offset = offsets[i]
-            raw_headers = all_headers[i]
-            # pickled when the records crossed the JVM, a list when read in this process (fused)
-            headers = (pickle.loads(raw_headers) if raw_headers.__class__ is bytes else raw_headers) if raw_headers else None
-            topic = plan.topics[tname]
-            try:
-                rows = topic.deserialize(values[i], keys[i], headers, stamps[i], stamp_types[i])
-            except Exception as exc:
-                raw = RawMessage(tname, part, offset, keys[i], values[i], headers, stamps[i], stamp_types[i])
-                if plan.on_consumer_error(exc, raw, logger):
-                    self.skipped += 1
-                    continue
-                raise _Fatal(exc, "consumer", tname, part, offset) from exc
-            push = self.pushes[tname]
-            for value, key, timestamp in rows:
-                self._run_record(push, value, key, timestamp, headers, tname, part, offset)
-            if on_processed is not None:
-                on_processed(tname, part, offset)
+        run_record = self._run_record
+        current = None
+        deserialize: Any = None
+        push: Any = None
+        n = 0
+        try:
+            for tname, part, offset, stamp, stamp_type, key, value, raw_headers in records:
+                n += 1
+                if tname != current:
+                    current = tname
+                    deserialize = plan.topics[tname]._deserializer()
+                    push = self.pushes[tname]
+                # pickled when the records crossed the JVM, a list when read in this process (fused)
+                headers = (
+                    (pickle.loads(raw_headers) if raw_headers.__class__ is bytes else raw_headers)
+                    if raw_headers else None
+                )
+                try:
+                    rows = deserialize(value, key, headers, stamp, stamp_type)
+                except Exception as exc:
+                    raw = RawMessage(tname, part, offset, key, value, headers, stamp, stamp_type)
+                    if plan.on_consumer_error(exc, raw, logger):
+                        self.skipped += 1
+                        continue
+                    raise _Fatal(exc, "consumer", tname, part, offset) from exc
+                for v, k, t in rows:
+                    run_record(push, v, k, t, headers, tname, part, offset)
+                if on_processed is not None:
+                    on_processed(tname, part, offset)
+        finally:
+            self.input_count += n
 
     def _run_record(
         self, push: Any, value: Any, key: Any, timestamp: int, headers: Any, tname: str, part: int, offset: int
     ) -> None:
         """Run one record through ``push`` with its message context; apply ``on_processing_error``."""
-        ctx = MessageContext(key=key, topic=tname, partition=part, offset=offset,
-                             size=0, timestamp=timestamp, headers=headers)
-        assert self.emitter is not None
-        self.emitter.ctx = ctx
-        set_message_context(ctx)
+        # positional: (key, topic, partition, offset, size, timestamp, headers), once per record
+        ctx = MessageContext(key, tname, part, offset, 0, timestamp, headers)
+        self.emitter.ctx = ctx  # type: ignore[union-attr]  # set whenever records are processed
+        _set_context(ctx)
         try:
             push(value, key, timestamp, headers)
         except _Fatal:
@@ -440,19 +457,25 @@ def _spark_partition() -> int:
 def run_task(batches: Iterator[pa.RecordBatch], plan: PipelinePlan) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` body of stateless pipelines (the plain path): every record of the task,
     one summary row."""
-    return run_fused((batch.to_pydict() for batch in batches), plan)
+    return run_fused((source_records(batch.to_pydict()) for batch in batches), plan)
 
 
-def run_fused(columns: Iterator[dict[str, list[Any]]], plan: PipelinePlan) -> Iterator[pa.RecordBatch]:
-    """A stateless pipeline over column lists: inside the source's ``read()`` (the fused path: no
-    Arrow batch, no trip through the JVM) or over ``mapInArrow`` batches (:func:`run_task`)."""
+def source_records(columns: dict[str, list[Any]]) -> Iterator[tuple[Any, ...]]:
+    """Source rows given as columns (an Arrow batch's ``to_pydict()``) as per-record tuples."""
+    return zip(*(columns[name] for name in SOURCE_COLUMNS))
+
+
+def run_fused(chunks: Iterator[Iterable[tuple[Any, ...]]], plan: PipelinePlan) -> Iterator[pa.RecordBatch]:
+    """A stateless pipeline over chunks of source records: inside the source's ``read()`` (the
+    fused path: no Arrow batch, no trip through the JVM) or over ``mapInArrow`` batches
+    (:func:`run_task`)."""
     if plan.loglevel:
         configure_logging(plan.loglevel)
     processor = TaskProcessor(plan, _spark_partition())
-    for cols in columns:
+    for records in chunks:
         if processor.failed:
             continue  # drain the input; the error is reported below
-        processor.process(cols)
+        processor.process(records)
     summary = processor.finish()
     yield pa.RecordBatch.from_pydict({k: [v] for k, v in summary.items()}, schema=_SUMMARY_ARROW)
 
@@ -499,9 +522,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
                     )
                 ])
             else:
-                cols = {name: frame[name].tolist() for name in ("topic", "partition", "offset", "timestamp",
-                                                                 "timestamp_type", "key", "value", "headers")}
-                processor.process(cols)
+                processor.process(source_records({name: frame[name].tolist() for name in SOURCE_COLUMNS}))
         if plan.idle_ms is not None:
             processor.run_tickers(store.tickers, int(time.time() * 1000))
         summary = processor.finish()
@@ -549,7 +570,7 @@ def run_pre_shuffle(batches: Iterator[pa.RecordBatch], plan: PipelinePlan, bucke
     for batch in batches:
         if processor.failed:
             continue
-        processor.process(batch.to_pydict())
+        processor.process(source_records(batch.to_pydict()))
     summary = processor.finish()
     rows = processor.emitter.grouped if processor.emitter is not None and summary["error"] is None else []
     for start in range(0, len(rows), 10_000):

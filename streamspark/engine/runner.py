@@ -191,6 +191,7 @@ class QueryRunner:
             auto_offset_reset=self.auto_offset_reset,
             max_records_per_partition=self.max_records_per_partition,
             request_timeout=self.request_timeout,
+            parallelism=_parallelism(spark),
         )
         plan = self.plan
         plan.validate()
@@ -345,3 +346,11 @@ class QueryRunner:
             logger.warning("Could not commit consumer-group offsets on stop: %s", exc)
         finally:
             consumer.close()
+
+
+def _parallelism(spark: Any) -> int:
+    """How many tasks Spark runs at once (cores of ``local[*]``, or the cluster's executors)."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # no SparkContext here (e.g. Spark Connect)
+        return int(spark.conf.get("spark.default.parallelism", "1"))

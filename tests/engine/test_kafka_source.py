@@ -1,0 +1,53 @@
+"""The Kafka source's planning of a micro-batch into Spark tasks, and its reading (real broker)."""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql.datasource import InputPartition
+
+from streamspark.engine._kafka_source import SOURCE_COLUMNS, _KafkaStreamReader, _worker_consumers, source_options
+
+
+def _reader(address: str = "127.0.0.1:1", parallelism: int = 2, min_per_task: int = 100) -> _KafkaStreamReader:
+    options = source_options({"bootstrap.servers": address, "group.id": "plan"}, ["t"], "earliest",
+                             max_records_per_partition=10**6, request_timeout=5,
+                             min_records_per_task=min_per_task, parallelism=parallelism)
+    return _KafkaStreamReader(options)
+
+
+def _tasks(reader: _KafkaStreamReader, start: dict, end: dict) -> list[tuple]:
+    return [p.value for p in reader.partitions(start, end)]
+
+
+def test_partitions_are_split_only_to_give_every_core_a_task():
+    reader = _reader(parallelism=2, min_per_task=100)
+    # as many partitions as cores (or more): one task each, however large, and empty ones skipped
+    assert _tasks(reader, {"t": {"0": 0, "1": 0, "2": 5}}, {"t": {"0": 1000, "1": 800, "2": 5}}) == [
+        ("t", 0, 0, 1000), ("t", 1, 0, 800)]
+    # one partition, two cores: two halves that cover the range exactly
+    assert _tasks(reader, {"t": {"0": 10}}, {"t": {"0": 1011}}) == [("t", 0, 10, 511), ("t", 0, 511, 1011)]
+    # too few records for two pieces of min_records_per_task: one task
+    assert _tasks(reader, {"t": {"0": 0}}, {"t": {"0": 150}}) == [("t", 0, 0, 150)]
+    # eight cores, three partitions: each split in three, no piece smaller than min_records_per_task
+    wide = _reader(parallelism=8, min_per_task=100)
+    tasks = _tasks(wide, {"t": {"0": 0, "1": 0, "2": 0}}, {"t": {"0": 900, "1": 250, "2": 90}})
+    assert tasks == [("t", 0, 0, 300), ("t", 0, 300, 600), ("t", 0, 600, 900),
+                     ("t", 1, 0, 125), ("t", 1, 125, 250), ("t", 2, 0, 90)]
+
+
+def test_read_records_are_tuples_in_source_column_order(kafka):
+    topic = kafka.new_topic(partitions=1)
+    kafka.produce(topic, [{"value": json.dumps({"i": i}).encode(), "key": f"k{i}".encode(), "timestamp": 1000 + i,
+                           "headers": [("h", b"v")] if i == 1 else None} for i in range(3)])
+    options = source_options({"bootstrap.servers": kafka.address, "group.id": "read"}, [topic], "earliest",
+                             max_records_per_partition=100, request_timeout=10)
+    reader = _KafkaStreamReader(options)
+    try:
+        chunks = list(reader._read_records(InputPartition((topic, 0, 1, 3)), pickled_headers=False))
+    finally:  # the worker-wide consumer this process opened
+        _worker_consumers.pop(options["kafka_config"]).close()
+    rows = [dict(zip(SOURCE_COLUMNS, r)) for chunk in chunks for r in chunk]
+    assert [(r["offset"], r["key"], r["value"], r["timestamp"], r["headers"]) for r in rows] == [
+        (1, b"k1", b'{"i": 1}', 1001, [("h", b"v")]), (2, b"k2", b'{"i": 2}', 1002, None)]
+    assert {(r["topic"], r["partition"]) for r in rows} == {(topic, 0)}
