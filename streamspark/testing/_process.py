@@ -56,8 +56,12 @@ class ServerProcess:
         except OSError:
             return ""
 
-    def stop(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL) and remove its directory."""
+    def stop(self, keep_data: bool = False) -> None:
+        """Stop the server (SIGTERM, then SIGKILL) and remove its directory.
+
+        :param keep_data: keep the directory, so that ``start()`` brings the same server back
+            (a server that goes down and comes back, for failure tests).
+        """
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, 15)
@@ -66,7 +70,7 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
                 proc.wait(5)
-        if self._dir is not None:
+        if self._dir is not None and not keep_data:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 

@@ -63,11 +63,17 @@ def _which(name: str, *extra_globs: str) -> str:
 
 
 class _LocalServer(ServerProcess):
-    """A server on ``127.0.0.1:<port>`` (a free port below 32768, picked by ``start``)."""
+    """A server on ``127.0.0.1:<port>`` (a free port below 32768, picked by the first ``start``;
+    a server stopped with ``keep_data=True`` starts again on the same port)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.port = 0
+
+    def _port(self) -> int:
+        if not self.port:
+            self.port = free_port()
+        return self.port
 
     @property
     def url(self) -> str:
@@ -93,10 +99,10 @@ class PostgreSQL(_LocalServer):
         if os.geteuid() == 0:  # PostgreSQL refuses to run as root: use the nobody account
             os.chmod(self.workdir, 0o777)
             run_as = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-        subprocess.run(run_as + [initdb, "-D", data, "-U", self.user, "-A", "trust", "--no-sync", "-E", "UTF8"],
-                       check=True, capture_output=True)
-        self.port = free_port()
-        self._launch(run_as + [postgres, "-D", data, "-p", str(self.port), "-h", "127.0.0.1", "-k", self.workdir,
+        if not os.path.exists(os.path.join(data, "PG_VERSION")):  # not a restart with kept data
+            subprocess.run(run_as + [initdb, "-D", data, "-U", self.user, "-A", "trust", "--no-sync", "-E", "UTF8"],
+                           check=True, capture_output=True)
+        self._launch(run_as + [postgres, "-D", data, "-p", str(self._port()), "-h", "127.0.0.1", "-k", self.workdir,
                                "-c", "fsync=off", "-c", "max_connections=50"],
                      lambda: _listening(self.port), timeout)
         return self
@@ -108,8 +114,7 @@ class Redis(_LocalServer):
     name = "redis"
 
     def start(self, timeout: float = 30.0) -> "Redis":
-        self.port = free_port()
-        self._launch([_which("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+        self._launch([_which("redis-server"), "--port", str(self._port()), "--bind", "127.0.0.1", "--save", "",
                       "--appendonly", "no", "--dir", self.workdir], lambda: _listening(self.port), timeout)
         return self
 
@@ -146,7 +151,7 @@ class MotoServer(_LocalServer):
     name = "moto"
 
     def start(self, timeout: float = 60.0) -> "MotoServer":
-        self.port = free_port()
+        self._port()
         self._launch([_which("moto_server"), "-H", "127.0.0.1", "-p", str(self.port)],
                      lambda: _http_ok(f"{self.url}/moto-api/"), timeout)
         return self
@@ -158,7 +163,7 @@ class MongoEmulator(_LocalServer):
     name = "nx27017"
 
     def start(self, timeout: float = 60.0) -> "MongoEmulator":
-        self.port = free_port()
+        self._port()
         d = self.workdir
         self._launch([_which("nx-27017"), "--host", "127.0.0.1", "-p", str(self.port), "--data-dir", os.path.join(d, "db"),
                       "--log-file", os.path.join(d, "server.log"), "--pid-file", os.path.join(d, "server.pid")],
@@ -174,7 +179,7 @@ class OpenSearchEmulator(_LocalServer):
     def start(self, timeout: float = 60.0) -> "OpenSearchEmulator":
         from osmem_server import resolve_binary
 
-        self.port = free_port()
+        self._port()
         self._launch([resolve_binary(), "--no-stdin-watch", "--no-ja", "--addr", f"127.0.0.1:{self.port}"],
                      lambda: _http_ok(self.url), timeout)
         return self
