@@ -68,11 +68,16 @@ def load(address: str, topic: str, n: int) -> None:
     p.flush()
 
 
-def count(address: str, topic: str) -> int:
+def count_and_delete(address: str, topic: str) -> int:
+    """The number of messages in an output topic, which is then deleted: the embedded broker
+    rewrites its whole store every few seconds while data changes, so every topic left behind
+    would slow down the runs after it (whichever system they measure)."""
     c = Consumer({"bootstrap.servers": address, "group.id": "bench-count"})
     md = c.list_topics(topic, timeout=10).topics[topic]
     total = sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in md.partitions)
     c.close()
+    for fut in AdminClient({"bootstrap.servers": address}).delete_topics([topic]).values():
+        fut.result(30)
     return total
 
 
@@ -217,7 +222,9 @@ def run_w5(address: str, system: str, quix_python: Optional[str], broker_pid: in
             bare_loop(address, src, out, n, "W1", poll_timeout=0.02)
     probe.done_producing.wait()
     stats = probe.stop()
-    return {"workload": "W5", "system": system, "seconds": W5_SECONDS, "outputs": count(address, out),
+    outputs = count_and_delete(address, out)
+    count_and_delete(address, src)  # this run's input: the next system gets a fresh one
+    return {"workload": "W5", "system": system, "seconds": W5_SECONDS, "outputs": outputs,
             "peak_mb": mem.peak_mb, **stats}
 
 
@@ -253,7 +260,7 @@ def main() -> int:
             out = make_topic(broker.address)
             with PeakRSS(tree=False) as mem:
                 el = bare_loop(broker.address, src, out, args.messages, workload)
-            expected = count(broker.address, out)
+            expected = count_and_delete(broker.address, out)
             results.append({"workload": workload, "system": "confluent-kafka loop", "seconds": el, "outputs": expected,
                             "peak_mb": mem.peak_mb})
             if quix_python is not None and workload != "W4":
@@ -266,14 +273,14 @@ def main() -> int:
                 if proc.returncode == 0:
                     el = json.loads(stdout.strip().splitlines()[-1])["seconds"]
                     results.append({"workload": workload, "system": "quixstreams", "seconds": el,
-                                    "outputs": count(broker.address, out), "peak_mb": mem.peak_mb})
+                                    "outputs": count_and_delete(broker.address, out), "peak_mb": mem.peak_mb})
                 else:
                     print(f"quixstreams {workload} failed: {stderr[-1500:]}", file=sys.stderr)
             get_spark()
             out = make_topic(broker.address)
             with PeakRSS(exclude=[broker_pid]) as mem:
                 el = streamspark_run(broker.address, src, out, args.messages, tempfile.mkdtemp(), workload)
-            outputs = count(broker.address, out) if workload != "W4" else args.messages
+            outputs = count_and_delete(broker.address, out) if workload != "W4" else args.messages
             results.append({"workload": workload, "system": "streamspark", "seconds": el, "outputs": outputs,
                             "peak_mb": mem.peak_mb})
         from pyspark.sql import SparkSession
