@@ -44,6 +44,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _measure import LatencyProbe, PeakRSS  # noqa: E402
 
 
+#: noida-db ignores fetch size limits and answers a fetch with the partitions' whole tails, so a
+#: consumer of a large topic needs room for that response (librdkafka's default is 100 MB; real
+#: Kafka brokers honour the limits). Every system of the bench gets the same setting.
+BIG_FETCH = {"receive.message.max.bytes": 1_000_000_000}
+
+
 def make_topic(address: str, partitions: int = 4) -> str:
     name = f"bench-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": address})
@@ -88,7 +94,8 @@ def transform(v: dict) -> dict:
 def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1", poll_timeout: float = 1.0) -> float:
     import orjson
 
-    c = Consumer({"bootstrap.servers": address, "group.id": f"bare-{uuid.uuid4().hex[:6]}", "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    c = Consumer({"bootstrap.servers": address, "group.id": f"bare-{uuid.uuid4().hex[:6]}", "auto.offset.reset": "earliest",
+                  "enable.auto.commit": False, **BIG_FETCH})
     p = Producer({"bootstrap.servers": address, "linger.ms": 20})
     c.subscribe([src])
     seen = 0
@@ -176,7 +183,8 @@ def streamspark_run(address: str, src: str, out: str, n: int, state_dir: str, wo
     from streamspark.sinks.datalake import TSDataLakeSink
 
     app = Application(broker_address=address, consumer_group=f"ss-{uuid.uuid4().hex[:6]}", auto_offset_reset="earliest",
-                      state_dir=state_dir, loglevel="INFO", max_records_per_partition=250_000)
+                      state_dir=state_dir, loglevel="INFO", max_records_per_partition=250_000,
+                      consumer_extra_config=BIG_FETCH)
     sdf = app.dataframe(app.topic(src, timestamp_extractor=event_time if workload == "W3" else None))
     if workload == "W1":
         sdf = sdf[sdf["temp"] > 25]
