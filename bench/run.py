@@ -82,7 +82,8 @@ def count_and_delete(address: str, topic: str) -> int:
     md = c.list_topics(topic, timeout=10).topics[topic]
     total = sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in md.partitions)
     c.close()
-    for fut in AdminClient({"bootstrap.servers": address}).delete_topics([topic]).values():
+    admin = AdminClient({"bootstrap.servers": address})  # kept alive until the deletion is answered
+    for fut in admin.delete_topics([topic]).values():
         fut.result(30)
     return total
 
