@@ -63,8 +63,9 @@ def _which(name: str, *extra_globs: str) -> str:
 
 
 class _LocalServer(ServerProcess):
-    """A server on ``127.0.0.1:<port>`` (a free port below 32768, picked by the first ``start``;
-    a server stopped with ``keep_data=True`` starts again on the same port)."""
+    """A server on ``127.0.0.1:<port>``: a free port below 32768, picked on first use by
+    ``_port()``; servers that take their port from it start again on the same one (PostgreSQL
+    also on the same data when stopped with ``keep_data=True``)."""
 
     def __init__(self) -> None:
         super().__init__()
