@@ -137,6 +137,8 @@ class Topic:
         plain_loads = vd._plain_loads() if isinstance(vd, JSONDeserializer) else None
         split = vd.split_values
         extractor = self._timestamp_extractor
+        # the enum's constructor is slow for a per-record call: look the members up instead
+        stamp_types = {int(t): t for t in TimestampType}
 
         def deserialize(
             value: Optional[bytes], key: Optional[bytes], headers: Headers, timestamp_ms: int, timestamp_type: int
@@ -158,10 +160,15 @@ class Topic:
             if not split or value is None:
                 if extractor is None:
                     return [(out, dkey, timestamp_ms)]
-                return [(out, dkey, extractor(out, headers, timestamp_ms, TimestampType(timestamp_type)))]
+                ttype = stamp_types.get(timestamp_type)
+                if ttype is None:
+                    ttype = TimestampType(timestamp_type)  # raises for an unknown type, as before
+                return [(out, dkey, extractor(out, headers, timestamp_ms, ttype))]
             if extractor is None:
                 return [(v, dkey, timestamp_ms) for v in out]
-            ttype = TimestampType(timestamp_type)
+            ttype = stamp_types.get(timestamp_type)
+            if ttype is None:
+                ttype = TimestampType(timestamp_type)
             return [(v, dkey, extractor(v, headers, timestamp_ms, ttype)) for v in out]
 
         self._deserialize_fn = deserialize
