@@ -23,6 +23,7 @@ import pickle
 import time
 from typing import Any, Callable, Iterable, Optional, Protocol
 
+from ..context import _current_message_context
 from ..exceptions import InvalidTopology
 
 __all__ = ("Stream", "StreamNode", "compose", "describe", "Emitter", "StateProvider", "PushFn")
@@ -195,13 +196,14 @@ def _compile_node(
     emitter: Optional[Emitter],
     states: Optional[StateProvider] = None,
     split_groups: bool = False,
+    batched: Optional[list["BatchedWindow"]] = None,
 ) -> PushFn:
     func = node.func
     kind = node.kind
     nxt = downstream
     metadata = node.metadata
     if kind == "window":
-        return _compile_window(node, nxt, states)
+        return _compile_window(node, nxt, states, batched)
     if node.options.get("stream_id"):
         func = _stateful(node, states)
         metadata = True
@@ -341,7 +343,8 @@ class _ScopedWindows:
         return self.states.window_scope(self.prefix + scope)  # type: ignore[no-any-return]
 
 
-def _compile_window(node: StreamNode, nxt: PushFn, states: Optional[StateProvider]) -> PushFn:
+def _compile_window(node: StreamNode, nxt: PushFn, states: Optional[StateProvider],
+                    batched: Optional[list["BatchedWindow"]] = None) -> PushFn:
     import logging
 
     if states is None:
@@ -372,7 +375,75 @@ def _compile_window(node: StreamNode, nxt: PushFn, states: Optional[StateProvide
         tickers = getattr(states, "tickers", None)
         if isinstance(tickers, list):
             tickers.append(tick)
+    if batched is not None:
+        columnar = processor.columnar(node.options["emit"])
+        if columnar is not None:
+            window = BatchedWindow(columnar, store, push, nxt)
+            batched.append(window)
+            return window.push
     return push
+
+
+#: ``replay(ctx, value, key, ts, headers, fn)``: run ``fn(value, key, ts, headers)`` as the
+#: record of ``ctx`` (its message context set, its errors handled like the record's own)
+Replay = Callable[[Any, Any, Any, int, Any, PushFn], None]
+
+
+class BatchedWindow:
+    """A window step that takes the records of a whole batch before computing (columnar path).
+
+    ``push`` only buffers (skipping ``None`` keys like the general path); the engine calls
+    :meth:`flush` once the batch's records went through the steps before the window. The
+    outputs then flow downstream record by record, each under the message context of the
+    record that produced it, in the order the general path would emit them. A batch the
+    columnar computation cannot take runs through the general path (``general``) instead.
+    """
+
+    def __init__(self, columnar: Any, store: Any, general: PushFn, nxt: PushFn) -> None:
+        import logging
+
+        self.columnar = columnar
+        self.store = store
+        self.general = general
+        self.nxt = nxt
+        self.buffer: list[tuple[Any, Any, int, Any, Any]] = []
+        #: batches computed columnar / through the general path (for tests and logs)
+        self.columnar_batches = 0
+        self.general_batches = 0
+        self._todo: list[tuple[str, Any]] = []
+        self._logger = logging.getLogger("streamspark")
+
+    def push(self, v: Any, k: Any, t: int, h: Any) -> None:
+        if k is None:
+            self._logger.warning("Skipping window processing for a message because the key is None")
+            return
+        self.buffer.append((v, k, t, h, _current_message_context.get()))
+
+    def flush(self, replay: Replay) -> None:
+        records, self.buffer = self.buffer, []
+        if not records:
+            return
+        actions = self.columnar.plan(records, self.store)
+        if actions is None:
+            self.general_batches += 1
+            for v, k, t, h, ctx in records:
+                replay(ctx, v, k, t, h, self.general)
+            return
+        self.columnar_batches += 1
+        run = self._run_actions
+        for i, todo in actions:
+            v, k, t, h, ctx = records[i]
+            self._todo = todo
+            replay(ctx, v, k, t, h, run)
+
+    def _run_actions(self, v: Any, k: Any, t: int, h: Any) -> None:
+        """What the columnar computation decided for one record: late reports, then outputs."""
+        nxt = self.nxt
+        for kind, payload in self._todo:
+            if kind == "emit":
+                nxt(payload, k, payload["start"], None)
+            else:
+                self.columnar.processor._late(v, k, t, *payload)
 
 
 def _fan_out(pushes: list[PushFn]) -> PushFn:
@@ -393,6 +464,7 @@ def compose(
     states: Optional[StateProvider] = None,
     split_groups: bool = False,
     below: bool = False,
+    batched: Optional[list[BatchedWindow]] = None,
 ) -> PushFn:
     """Compile the tree under ``root`` into one ``push(value, key, ts, headers)`` function.
 
@@ -407,16 +479,18 @@ def compose(
     node = root.node if isinstance(root, Stream) else root
     leaf: PushFn = collect if collect is not None else (lambda v, k, t, h: None)
 
-    def children(n: StreamNode) -> PushFn:
+    # a window computes a batch at a time only on a path without branches: outputs of another
+    # branch would otherwise come before the window's instead of between them
+    def children(n: StreamNode, alone: bool) -> PushFn:
         if not n.children:
             return leaf
         if len(n.children) == 1:
-            return build(n.children[0])
-        return _fan_out([build(c) for c in n.children])
+            return build(n.children[0], alone)
+        return _fan_out([build(c, False) for c in n.children])
 
-    def build(n: StreamNode) -> PushFn:
+    def build(n: StreamNode, alone: bool) -> PushFn:
         if split_groups and n.kind == "group_by":  # what follows runs after the shuffle
             return _compile_node(n, leaf, emitter, states, split_groups)
-        return _compile_node(n, children(n), emitter, states, split_groups)
+        return _compile_node(n, children(n, alone), emitter, states, split_groups, batched if alone else None)
 
-    return children(node) if below else build(node)
+    return children(node, True) if below else build(node, True)

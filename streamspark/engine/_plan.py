@@ -28,6 +28,8 @@ class PipelinePlan:
     loglevel: Any = "INFO"
     #: exactly-once settings (``_eos.EosConfig``), None for at-least-once
     eos: Any = None
+    #: ``.final()`` time windows with built-in aggregations take a batch at a time (columnar path)
+    columnar_windows: bool = False
 
     @property
     def group_nodes(self) -> list[StreamNode]:

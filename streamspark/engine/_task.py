@@ -264,6 +264,8 @@ class TaskProcessor:
         self.pushes: dict[str, Any] = {}
         self.group_pushes: dict[int, Any] = {}
         self.txn: Any = None
+        #: windows computed a batch at a time (the columnar path), flushed after each batch
+        self.batched: Optional[list[Any]] = [] if plan.columnar_windows else None
         try:
             self.sinks = _started_sinks(plan)
             if plan.eos is not None:
@@ -273,12 +275,14 @@ class TaskProcessor:
             leaf = _collector(plan, self.emitter, self.collected, self.counter)
             if stage == "post":
                 self.group_pushes = {
-                    node.id: compose(node, collect=leaf, emitter=self.emitter, states=states, below=True)
+                    node.id: compose(node, collect=leaf, emitter=self.emitter, states=states, below=True,
+                                     batched=self.batched)
                     for node in plan.group_nodes
                 }
             else:
                 self.pushes = {
-                    name: compose(root, collect=leaf, emitter=self.emitter, states=states, split_groups=stage == "pre")
+                    name: compose(root, collect=leaf, emitter=self.emitter, states=states, split_groups=stage == "pre",
+                                  batched=self.batched)
                     for name, root in plan.roots.items()
                 }
         except Exception as exc:  # sink setup, producer creation
@@ -304,8 +308,32 @@ class TaskProcessor:
             return
         try:
             self._process(records)
+            self._flush_batched()
         except _Fatal as fatal:
             self._failed(fatal)
+
+    def _flush_batched(self) -> None:
+        """Compute the windows that took the whole batch (downstream ones last)."""
+        batched = self.batched
+        if not batched:
+            return
+        while any(window.buffer for window in batched):
+            # compose registers a window before the windows upstream of it
+            for window in reversed(batched):
+                window.flush(self._replay)
+
+    def _replay(self, ctx: MessageContext, value: Any, key: Any, timestamp: int, headers: Any, push: Any) -> None:
+        """Run ``push`` for a record processed earlier, under its message context."""
+        self.emitter.ctx = ctx  # type: ignore[union-attr]
+        _set_context(ctx)
+        try:
+            push(value, key, timestamp, headers)
+        except _Fatal:
+            raise
+        except Exception as exc:
+            if not self.plan.on_processing_error(exc, Row(value, key, timestamp, ctx, headers), logger):
+                raise _Fatal(exc, "processing", ctx.topic, ctx.partition, ctx.offset) from exc
+            self.skipped += 1
 
     def _process(self, records: Iterable[tuple[Any, ...]]) -> None:
         plan = self.plan
@@ -366,6 +394,7 @@ class TaskProcessor:
         try:
             for node_id, key, value, timestamp, headers, tname, part, offset in rows:
                 self._run_record(self.group_pushes[node_id], value, key, timestamp, headers, tname, part, offset)
+            self._flush_batched()
         except _Fatal as fatal:
             self._failed(fatal)
 

@@ -40,6 +40,9 @@ class QueryRunner:
     #: run stateless pipelines inside the Kafka source's read() (records never cross the JVM);
     #: False gives the plain path (source rows → mapInArrow), kept to check one against the other
     fuse_source: bool = True
+    #: compute ``.final()`` time windows with built-in aggregations a batch at a time (the
+    #: columnar path); False runs every window record by record, to check one against the other
+    columnar_windows: bool = True
 
     def __init__(
         self,
@@ -195,6 +198,7 @@ class QueryRunner:
         )
         plan = self.plan
         plan.validate()
+        plan.columnar_windows = self.columnar_windows
         if self.fuse_source and not plan.stateful and not plan.group_nodes:
             options["fused_plan"] = fused_plan_option(plan)
             summaries = spark.readStream.format(SOURCE_NAME).options(**options).load()

@@ -115,6 +115,13 @@ class _Base:
         self.aggregation = aggregation
         self.on_late = on_late
 
+    def columnar(self, emit: str) -> Any:
+        """The columnar form of this window for ``emit`` ("current"/"final"), or None when
+        only the per-record path applies (see ``_columnar``)."""
+        from ._columnar import ColumnarTimeWindow
+
+        return ColumnarTimeWindow.for_processor(self, emit)
+
     def touch(self, data: dict[str, Any], key: Any, now_ms: int) -> None:
         """Remember when ``key`` last sent (processing time), for closing quiet keys."""
         data["_key"] = key
