@@ -323,8 +323,9 @@ class TaskProcessor:
                 window.flush(self._replay)
 
     def _replay(self, ctx: MessageContext, value: Any, key: Any, timestamp: int, headers: Any, push: Any) -> None:
-        """Run ``push`` for a record processed earlier, under its message context."""
-        self.emitter.ctx = ctx  # type: ignore[union-attr]
+        """Run ``push`` for a record under its message context (now, or later for the windows
+        that take a whole batch); apply ``on_processing_error``."""
+        self.emitter.ctx = ctx  # type: ignore[union-attr]  # set whenever records are processed
         _set_context(ctx)
         try:
             push(value, key, timestamp, headers)
@@ -375,17 +376,7 @@ class TaskProcessor:
     ) -> None:
         """Run one record through ``push`` with its message context; apply ``on_processing_error``."""
         # positional: (key, topic, partition, offset, size, timestamp, headers), once per record
-        ctx = MessageContext(key, tname, part, offset, 0, timestamp, headers)
-        self.emitter.ctx = ctx  # type: ignore[union-attr]  # set whenever records are processed
-        _set_context(ctx)
-        try:
-            push(value, key, timestamp, headers)
-        except _Fatal:
-            raise
-        except Exception as exc:
-            if not self.plan.on_processing_error(exc, Row(value, key, timestamp, ctx, headers), logger):
-                raise _Fatal(exc, "processing", tname, part, offset) from exc
-            self.skipped += 1
+        self._replay(MessageContext(key, tname, part, offset, 0, timestamp, headers), value, key, timestamp, headers, push)
 
     def process_grouped(self, rows: list[tuple[Any, ...]]) -> None:
         """Run re-keyed records ``(group node id, key, value, ts, headers, topic, partition, offset)``."""
