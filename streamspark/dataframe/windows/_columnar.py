@@ -76,13 +76,13 @@ class ColumnarTimeWindow:
     # ------------------------------------------------------------------------------------
     def plan(self, records: list[tuple[Any, ...]], store: WindowStore) -> Optional[Actions]:
         """Apply ``records`` (``(value, key, timestamp, ...)`` in processing order, keys not None)
-        to ``store`` and return what to do per record; None (store untouched) when the batch
-        needs the general path."""
+        to ``store`` and return what to do per record; None (no window data written) when the
+        batch needs the general path."""
         n = len(records)
         if not n:
             return []
         stamps = [r[2] for r in records]
-        if any(type(t) is not int for t in stamps):
+        if any(type(t) is not int or not -_EXACT < t < _EXACT for t in stamps):
             return None
         ts = np.fromiter(stamps, dtype=np.int64, count=n)
         columns = self._columns(records)

@@ -107,13 +107,14 @@ def test_columnar_path_matches_the_general_path(name, kinds):
 
 
 def test_batches_it_cannot_model_fall_back_to_the_general_path():
-    """NaN maxima, values that are not plain dicts: record by record."""
+    """NaN maxima, values that are not plain dicts, timestamps beyond int64: record by record."""
     def build(late):
         return StreamingDataFrame(Topic("w")).tumbling_window(10).agg(hi=Max("x")).final()
 
     nan = [({"x": x, "i": i}, b"k", i * 6) for i, x in enumerate([1.0, float("nan"), 2.0])]
     not_dicts = [(collections.OrderedDict(x=1, i=0), b"k", 0), ({"x": 1, "i": 1}, b"k", 12)]
-    for events in (nan, not_dicts):
+    huge = [({"x": 1, "i": 0}, b"k", 2**70), ({"x": 2, "i": 1}, b"k", 2**70 + 20)]
+    for events in (nan, not_dicts, huge):
         general = _run(build, events, batches=1, columnar=False)
         columnar = _run(build, events, batches=1, columnar=True)
         assert columnar[3] == 0
