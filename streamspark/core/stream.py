@@ -475,6 +475,8 @@ def compose(
         shuffle) instead of continuing; without it they re-key in place (``sdf.test``).
     :param below: compile only what is below ``root`` (the subtree after a ``group_by``,
         whose records arrive already re-keyed).
+    :param batched: when given, windows that have a columnar form (and no branch before them)
+        buffer their records and are appended here; the caller flushes them after each batch.
     """
     node = root.node if isinstance(root, Stream) else root
     leaf: PushFn = collect if collect is not None else (lambda v, k, t, h: None)

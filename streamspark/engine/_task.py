@@ -264,8 +264,10 @@ class TaskProcessor:
         self.pushes: dict[str, Any] = {}
         self.group_pushes: dict[int, Any] = {}
         self.txn: Any = None
-        #: windows computed a batch at a time (the columnar path), flushed after each batch
-        self.batched: Optional[list[Any]] = [] if plan.columnar_windows else None
+        #: windows computed a batch at a time (the columnar path), flushed after each batch; only
+        #: with one input tree, or the outputs of the trees would reorder against each other
+        single_tree = len(plan.roots) == 1 and len(plan.group_nodes) <= 1
+        self.batched: Optional[list[Any]] = [] if plan.columnar_windows and single_tree else None
         try:
             self.sinks = _started_sinks(plan)
             if plan.eos is not None:
