@@ -268,7 +268,7 @@ class ColumnarTimeWindow:
                     return None
             if kind is Sum or kind is Mean:
                 old_totals = [o[0] for o in present] if kind is Mean else present
-                if any(o.__class__ not in (int, float) or (o.__class__ is int and abs(o) >= _EXACT) for o in old_totals):
+                if not all(_exact_number(o) for o in old_totals):
                     return None
                 # in record order, starting from the stored value: the general path's additions
                 totals = np.bincount(np.concatenate([wid_old, wids]),
@@ -296,7 +296,7 @@ class ColumnarTimeWindow:
             # order) that equals the extreme: later equal values (1 after 1.0, -0.0 after 0.0)
             # do not replace it, as in the general path
             olds_present = [o for o in present if o is not None]
-            if any(o.__class__ not in (int, float) or (o.__class__ is int and abs(o) >= _EXACT) for o in olds_present):
+            if not all(_exact_number(o) for o in olds_present):
                 return None
             ox = np.asarray(olds_present, dtype=np.float64) if olds_present else np.zeros(0)
             if np.isnan(x).any() or np.isnan(ox).any():
@@ -327,3 +327,8 @@ def _scope(key: Any) -> Any:
     from ...state.store import scope_key
 
     return scope_key(key)
+
+
+def _exact_number(value: Any) -> bool:
+    """An int or float the float64 arithmetic here reproduces exactly (ints below 2^52)."""
+    return value.__class__ is float or (value.__class__ is int and abs(value) < _EXACT)
