@@ -101,3 +101,46 @@ def test_unserializable_output_goes_to_producer_error(make_app, kafka):
     values = [json.loads(m.value()) for m in kafka.consume(out, expected=3)]
     # the first run produced offset 0 before failing (at-least-once), the second skipped offset 1
     assert values.count({"i": 2}) == 1 and {"i": 1} not in values and {"i": 0} in values
+
+
+def _small_topic(kafka, max_bytes: int = 300) -> str:
+    """A topic whose broker rejects record batches above ``max_bytes`` (a real delivery failure)."""
+    from confluent_kafka.admin import NewTopic
+
+    name = f"small-{kafka.new_topic()}"
+    for fut in kafka.admin.create_topics([NewTopic(name, 1, 1, config={"max.message.bytes": str(max_bytes)})]).values():
+        fut.result(30)
+    return name
+
+
+def test_rejected_delivery_stops_the_batch_naming_the_output_topic(make_app, kafka):
+    from streamspark.kafka.exceptions import KafkaProducerDeliveryError
+
+    src, out = kafka.new_topic(), _small_topic(kafka)
+    kafka.produce(src, json_messages([{"i": i, "pad": "x" * 400} for i in range(3)]))
+    app = make_app(consumer_group="delivery-err")
+    app.dataframe(app.topic(src)).to_topic(app.topic(out))
+    with pytest.raises(ProcessingError, match=f'Delivery of a message to topic "{out}" partition 0 failed') as info:
+        app.run(count=3, timeout=60)
+    assert info.value.stage == "producer"
+    assert isinstance(info.value.__cause__, KafkaProducerDeliveryError)
+    assert "too large" in str(info.value.__cause__.error).lower()
+    # nothing was committed: the input is read again by the next run
+    committed = kafka.committed("delivery-err", src)
+    assert committed[0] < 0 or committed[0] == 0
+
+
+def test_rejected_deliveries_reach_on_producer_error_as_the_sent_messages(make_app, kafka):
+    src, out = kafka.new_topic(), _small_topic(kafka)
+    kafka.produce(src, json_messages([{"i": i, "pad": "x" * 400} for i in range(3)]))
+
+    def on_error(exc, row, log):
+        # runs in a Spark worker: accept only what a rejected delivery of this app looks like
+        return (type(exc).__name__ == "KafkaProducerDeliveryError" and row.topic == out and row.offset is None
+                and json.loads(row.value)["pad"] == "x" * 400 and row.key == b"k")
+
+    app = make_app(consumer_group="delivery-err-2", on_producer_error=on_error)
+    app.dataframe(app.topic(src)).to_topic(app.topic(out, key_serializer="str"), key=lambda v: "k")
+    assert len(app.run(count=3, timeout=60)) == 3  # the run went through: every failure was accepted
+    assert kafka.committed("delivery-err-2", src)[0] == 3
+    assert kafka.high_watermarks(out)[0] == 0

@@ -14,13 +14,15 @@ from __future__ import annotations
 import logging
 from typing import Any, Optional
 
+from ._delivery import DeliveryReports, reporting_config
+
 __all__ = ("EosConfig", "TransactionUnit", "marker_topic_name", "marker_slots")
 
 logger = logging.getLogger("streamspark")
 
 # Per Python worker process: the transactional producer of each transactional.id with the Spark
-# task attempt that created it, and one marker consumer per group.
-_producers: dict[str, tuple[int, Any]] = {}
+# task attempt that created it (and its delivery reports), and one marker consumer per group.
+_producers: dict[str, tuple[int, Any, DeliveryReports]] = {}
 _consumers: dict[str, Any] = {}
 
 
@@ -81,19 +83,24 @@ class TransactionUnit:
         # earlier micro-batch), so a cached producer is only reused within one task attempt.
         attempt = _task_attempt()
         cached = _producers.get(transactional_id)
-        producer = cached[1] if cached is not None and cached[0] == attempt else None
-        if producer is None:
+        if cached is None or cached[0] != attempt:
+            reports = DeliveryReports()
             producer = Producer(
-                {
-                    **base_config,
-                    "transactional.id": transactional_id,
-                    "transaction.timeout.ms": eos.transaction_timeout_ms,
-                    "linger.ms": 5,
-                }
+                reporting_config(
+                    {
+                        **base_config,
+                        "transactional.id": transactional_id,
+                        "transaction.timeout.ms": eos.transaction_timeout_ms,
+                        "linger.ms": 5,
+                    },
+                    reports,
+                )
             )
             producer.init_transactions(60)  # fences a crashed predecessor with the same id
-            _producers[transactional_id] = (attempt, producer)
-        self.producer = producer
+            cached = _producers[transactional_id] = (attempt, producer, reports)
+        self.producer = cached[1]
+        #: failed deliveries of this unit's producer (see ``_delivery``)
+        self.reports: DeliveryReports = cached[2]
 
     def begin(self) -> None:
         if not self.begun:

@@ -8,7 +8,6 @@ the micro-batch is not committed.
 
 from __future__ import annotations
 
-import functools
 import logging
 import pickle
 import zlib
@@ -28,6 +27,7 @@ from ..sinks.base.exceptions import SinkBackpressureError
 from ..sinks.base.sink import BaseSink
 from ..state.store import scope_key
 from ._arrow import ddl
+from ._delivery import DeliveryReports, reporting_config
 from ._kafka_source import SOURCE_COLUMNS
 from ._plan import PipelinePlan
 
@@ -54,8 +54,9 @@ _set_context = _current_message_context.set
 #: produced messages between two polls of the producer's delivery reports
 _POLL_EVERY = 1000
 
-# Per worker process: producers by config, started sinks by (run id, node id).
-_producers: dict[str, Any] = {}
+# Per worker process: producers (with their delivery reports) by config, started sinks by
+# (run id, node id).
+_producers: dict[str, tuple[Any, DeliveryReports]] = {}
 _sinks: dict[tuple[str, int], BaseSink] = {}
 
 
@@ -71,16 +72,19 @@ class _Fatal(Exception):
         self.offset = offset
 
 
-def _producer(config: dict[str, Any]) -> Any:
+def _producer(config: dict[str, Any]) -> tuple[Any, DeliveryReports]:
+    """The worker process's producer for ``config`` and the collector of its failed deliveries."""
     import json
 
     from confluent_kafka import Producer
 
     key = json.dumps(config, sort_keys=True)
-    producer = _producers.get(key)
-    if producer is None:
-        producer = _producers[key] = Producer({"enable.idempotence": True, "linger.ms": 5, **config})
-    return producer
+    cached = _producers.get(key)
+    if cached is None:
+        reports = DeliveryReports()
+        producer = Producer(reporting_config({"enable.idempotence": True, "linger.ms": 5, **config}, reports))
+        cached = _producers[key] = (producer, reports)
+    return cached
 
 
 def _error_payload(fatal: _Fatal) -> bytes:
@@ -116,11 +120,12 @@ class _Emitter:
         self.sink_ids = {id(obj): node_id for node_id, obj in self._plan_sinks(plan)}
         #: what each sink received since its last flush, to feed it again after backpressure
         self.replay: dict[int, list[tuple[Any, ...]]] = {node_id: [] for node_id in sinks}
-        self.producer: Any = txn.producer if txn is not None else _producer(plan.producer_config)
+        self.producer: Any
+        self.reports: DeliveryReports
+        self.producer, self.reports = (txn.producer, txn.reports) if txn is not None else _producer(plan.producer_config)
         #: records re-keyed by a group_by, waiting for the shuffle (pre-shuffle stage only)
         self.grouped: list[tuple[Any, ...]] = []
         self.buckets = 1
-        self.delivery_errors: list[tuple[Any, Row]] = []
         self.ctx: MessageContext = MessageContext()
         self.produced = 0
 
@@ -130,10 +135,6 @@ class _Emitter:
 
     def _fail(self, exc: BaseException, stage: str) -> _Fatal:
         return _Fatal(exc, stage, self.ctx.topic, self.ctx.partition, self.ctx.offset)
-
-    def _delivered(self, ctx: MessageContext, err: Any, msg: Any) -> None:
-        if err is not None:
-            self.delivery_errors.append((err, Row(None, ctx.key, ctx.timestamp or 0, ctx, ctx.headers)))
 
     def to_topic(self, topic: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
         producer = self.producer
@@ -149,14 +150,12 @@ class _Emitter:
             if not self.plan.on_producer_error(exc, Row(value, key, timestamp, ctx, headers), logger):
                 raise self._fail(exc, "producer") from exc
             return
-        kwargs: dict[str, Any] = {"on_delivery": functools.partial(self._delivered, ctx)}
-        if out_headers:
-            kwargs["headers"] = out_headers
-        if timestamp:
-            kwargs["timestamp"] = timestamp
         while True:
             try:
-                producer.produce(topic.name, svalue, skey, **kwargs)
+                if out_headers:
+                    producer.produce(topic.name, svalue, skey, headers=out_headers, timestamp=timestamp)
+                else:
+                    producer.produce(topic.name, svalue, skey, timestamp=timestamp)
                 break
             except BufferError:  # the local queue is full: let deliveries drain
                 producer.poll(0.5)
@@ -341,7 +340,9 @@ class TaskProcessor:
     def _process(self, records: Iterable[tuple[Any, ...]]) -> None:
         plan = self.plan
         on_processed = plan.on_message_processed
-        run_record = self._run_record
+        on_error = plan.on_processing_error
+        emitter = self.emitter
+        assert emitter is not None  # set whenever the processor did not fail
         current = None
         deserialize: Any = None
         push: Any = None
@@ -367,7 +368,19 @@ class TaskProcessor:
                         continue
                     raise _Fatal(exc, "consumer", tname, part, offset) from exc
                 for v, k, t in rows:
-                    run_record(push, v, k, t, headers, tname, part, offset)
+                    # what _run_record does, inlined: this loop runs once per record
+                    # positional: (key, topic, partition, offset, size, timestamp, headers)
+                    ctx = MessageContext(k, tname, part, offset, 0, t, headers)
+                    emitter.ctx = ctx
+                    _set_context(ctx)
+                    try:
+                        push(v, k, t, headers)
+                    except _Fatal:
+                        raise
+                    except Exception as exc:
+                        if not on_error(exc, Row(v, k, t, ctx, headers), logger):
+                            raise _Fatal(exc, "processing", tname, part, offset) from exc
+                        self.skipped += 1
                 if on_processed is not None:
                     on_processed(tname, part, offset)
         finally:
@@ -377,7 +390,7 @@ class TaskProcessor:
         self, push: Any, value: Any, key: Any, timestamp: int, headers: Any, tname: str, part: int, offset: int
     ) -> None:
         """Run one record through ``push`` with its message context; apply ``on_processing_error``."""
-        # positional: (key, topic, partition, offset, size, timestamp, headers), once per record
+        # positional: (key, topic, partition, offset, size, timestamp, headers)
         self._replay(MessageContext(key, tname, part, offset, 0, timestamp, headers), value, key, timestamp, headers, push)
 
     def process_grouped(self, rows: list[tuple[Any, ...]]) -> None:
@@ -606,6 +619,12 @@ def run_pre_shuffle(batches: Iterator[pa.RecordBatch], plan: PipelinePlan, bucke
 
 
 def _flush_producer(emitter: _Emitter, plan: PipelinePlan) -> None:
+    """Wait for every produced message; hand each failed delivery to ``on_producer_error``.
+
+    A failed delivery is reported as the message that was sent (serialized key and value, the
+    output topic and partition in its context; no offset), as the reference does not know
+    which input produced it either.
+    """
     producer = emitter.producer
     if producer is None:
         return
@@ -613,10 +632,12 @@ def _flush_producer(emitter: _Emitter, plan: PipelinePlan) -> None:
     while producer.flush(1.0) > 0:
         if time.monotonic() > deadline:
             raise _Fatal(TimeoutError("Kafka producer could not deliver messages within 120s"), "producer", None, None, None)
-    errors, emitter.delivery_errors = emitter.delivery_errors, []
-    for err, row in errors:
-        from confluent_kafka import KafkaException
+    for err, msg in emitter.reports.take():
+        from ..kafka.exceptions import KafkaProducerDeliveryError
 
-        exc = KafkaException(err)
-        if not plan.on_producer_error(exc, row, logger):
-            raise _Fatal(exc, "producer", row.topic, row.partition, row.offset)
+        key, value, headers = msg.key(), msg.value(), msg.headers()
+        timestamp = msg.timestamp()[1]
+        exc = KafkaProducerDeliveryError(err, msg.topic(), msg.partition(), key)
+        ctx = MessageContext(key, msg.topic(), msg.partition(), None, len(value or b""), timestamp, headers)
+        if not plan.on_producer_error(exc, Row(value, key, timestamp, ctx, headers), logger):
+            raise _Fatal(exc, "producer", msg.topic(), msg.partition(), None)

@@ -172,7 +172,9 @@ class QueryRunner:
             info = pickle.loads(r["error"])
             where = ""
             if info["topic"] is not None:
-                where = f' at topic="{info["topic"]}" partition={info["partition"]} offset={info["offset"]}'
+                where = f' at topic="{info["topic"]}" partition={info["partition"]}'
+                if info["offset"] is not None:  # None: a delivery failure, which names no input offset
+                    where += f' offset={info["offset"]}'
             message = f'{info["stage"]} failed{where}: {info["type"]}: {info["message"]}'
             cause = pickle.loads(info["exception"]) if info["exception"] else None
             error = ProcessingError(

@@ -15,6 +15,9 @@ class MessageContext:
     >>> ctx = MessageContext(key=b"k", topic="t", partition=0, offset=3, size=0, timestamp=1, headers=None)
     >>> ctx.offset
     3
+
+    ``offset`` is None only in the row handed to ``on_producer_error`` for a failed delivery:
+    that row describes the output message, which has no input offset.
     """
 
     __slots__ = ("_key", "_topic", "_partition", "_offset", "_size", "_timestamp", "_headers", "_leader_epoch")
@@ -24,7 +27,7 @@ class MessageContext:
         key: Any = None,
         topic: str = "",
         partition: int = 0,
-        offset: int = 0,
+        offset: Optional[int] = 0,
         size: int = 0,
         timestamp: Optional[int] = None,
         headers: Headers = None,
