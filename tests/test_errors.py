@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import random
 
 import pytest
 
@@ -103,7 +105,11 @@ def test_unserializable_output_goes_to_producer_error(make_app, kafka):
     assert values.count({"i": 2}) == 1 and {"i": 1} not in values and {"i": 0} in values
 
 
-def _small_topic(kafka, max_bytes: int = 300) -> str:
+#: incompressible padding: the producers compress (lz4), and the output must stay above the limit
+_PAD = base64.b64encode(random.Random(7).randbytes(300)).decode()
+
+
+def _small_topic(kafka, max_bytes: int = 100) -> str:
     """A topic whose broker rejects record batches above ``max_bytes`` (a real delivery failure)."""
     from confluent_kafka.admin import NewTopic
 
@@ -117,7 +123,7 @@ def test_rejected_delivery_stops_the_batch_naming_the_output_topic(make_app, kaf
     from streamspark.kafka.exceptions import KafkaProducerDeliveryError
 
     src, out = kafka.new_topic(), _small_topic(kafka)
-    kafka.produce(src, json_messages([{"i": i, "pad": "x" * 400} for i in range(3)]))
+    kafka.produce(src, json_messages([{"i": i, "pad": _PAD} for i in range(3)]))
     app = make_app(consumer_group="delivery-err")
     app.dataframe(app.topic(src)).to_topic(app.topic(out))
     with pytest.raises(ProcessingError, match=f'Delivery of a message to topic "{out}" partition 0 failed') as info:
@@ -132,12 +138,13 @@ def test_rejected_delivery_stops_the_batch_naming_the_output_topic(make_app, kaf
 
 def test_rejected_deliveries_reach_on_producer_error_as_the_sent_messages(make_app, kafka):
     src, out = kafka.new_topic(), _small_topic(kafka)
-    kafka.produce(src, json_messages([{"i": i, "pad": "x" * 400} for i in range(3)]))
+    kafka.produce(src, json_messages([{"i": i, "pad": _PAD} for i in range(3)]))
+    pad = _PAD
 
     def on_error(exc, row, log):
         # runs in a Spark worker: accept only what a rejected delivery of this app looks like
         return (type(exc).__name__ == "KafkaProducerDeliveryError" and row.topic == out and row.offset is None
-                and json.loads(row.value)["pad"] == "x" * 400 and row.key == b"k")
+                and json.loads(row.value)["pad"] == pad and row.key == b"k")
 
     app = make_app(consumer_group="delivery-err-2", on_producer_error=on_error)
     app.dataframe(app.topic(src)).to_topic(app.topic(out, key_serializer="str"), key=lambda v: "k")

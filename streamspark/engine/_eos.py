@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Optional
 
-from ._delivery import DeliveryReports, reporting_config
+from ._producers import TASK_PRODUCER_DEFAULTS, DeliveryReports, reporting_config
 
 __all__ = ("EosConfig", "TransactionUnit", "marker_topic_name", "marker_slots")
 
@@ -88,10 +88,10 @@ class TransactionUnit:
             producer = Producer(
                 reporting_config(
                     {
+                        **TASK_PRODUCER_DEFAULTS,
                         **base_config,
                         "transactional.id": transactional_id,
                         "transaction.timeout.ms": eos.transaction_timeout_ms,
-                        "linger.ms": 5,
                     },
                     reports,
                 )

@@ -27,7 +27,7 @@ from ..sinks.base.exceptions import SinkBackpressureError
 from ..sinks.base.sink import BaseSink
 from ..state.store import scope_key
 from ._arrow import ddl
-from ._delivery import DeliveryReports, reporting_config
+from ._producers import TASK_PRODUCER_DEFAULTS, DeliveryReports, reporting_config
 from ._kafka_source import SOURCE_COLUMNS
 from ._plan import PipelinePlan
 
@@ -82,7 +82,7 @@ def _producer(config: dict[str, Any]) -> tuple[Any, DeliveryReports]:
     cached = _producers.get(key)
     if cached is None:
         reports = DeliveryReports()
-        producer = Producer(reporting_config({"enable.idempotence": True, "linger.ms": 5, **config}, reports))
+        producer = Producer(reporting_config({**TASK_PRODUCER_DEFAULTS, **config}, reports))
         cached = _producers[key] = (producer, reports)
     return cached
 

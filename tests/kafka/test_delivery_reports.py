@@ -8,14 +8,14 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["streamspark.engine._delivery", "streamspark.kafka.exceptions"])
+@pytest.mark.parametrize("name", ["streamspark.engine._producers", "streamspark.kafka.exceptions"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
 
 
 def test_task_producers_report_failures_only_through_the_collector():
-    from streamspark.engine._delivery import DeliveryReports, reporting_config
+    from streamspark.engine._producers import DeliveryReports, reporting_config
 
     reports = DeliveryReports()
     config = reporting_config({"bootstrap.servers": "x", "on_delivery": print, "linger.ms": 5}, reports)

@@ -1,4 +1,9 @@
-"""Delivery reports of the producers that tasks use.
+"""How the producers that tasks use are configured, and their delivery reports.
+
+Defaults (``producer_extra_config`` overrides them): idempotent, ``linger.ms=5``, and
+``compression.type=lz4``. Compression is on because a broker's cost grows with the bytes it
+stores: on the embedded broker, 500k ~150-byte JSON messages cost it ~8 CPU-seconds
+uncompressed and ~1 with lz4, CPU that a 2-core machine otherwise takes from the pipeline.
 
 A per-message ``on_delivery`` callback costs a Python object and a Python call for every
 produced message, about half of the producer's cost in a task. The task producers are instead
@@ -11,7 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ("DeliveryReports", "reporting_config")
+__all__ = ("DeliveryReports", "reporting_config", "TASK_PRODUCER_DEFAULTS")
+
+#: settings of every task producer unless the application's producer config says otherwise
+TASK_PRODUCER_DEFAULTS: dict[str, Any] = {"enable.idempotence": True, "linger.ms": 5, "compression.type": "lz4"}
 
 
 class DeliveryReports:
