@@ -18,6 +18,9 @@ Peak memory: resident memory sampled every 0.2 s - streamspark: the driver proce
 children (JVM, Python workers), not the broker; Quix Streams: its process; the loop: its process
 (the bench's own Python process, so it includes the interpreter and libraries).
 
+Before each system's run the bench waits until the broker is quiet (it keeps working for
+seconds after a large write, which would otherwise land in the next system's measurement).
+
 Systems, one after another on the same input: a bare confluent-kafka loop (the practical
 limit), streamspark, and Quix Streams (installed in ``bench/.venv-quix`` on first use). Spark
 start-up is excluded (the session is created first); each query's first micro-batch (Python
@@ -41,7 +44,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _measure import LatencyProbe, PeakRSS  # noqa: E402
+from _measure import LatencyProbe, PeakRSS, wait_broker_quiet  # noqa: E402
 
 
 #: noida-db ignores fetch size limits and answers a fetch with the partitions' whole tails, so a
@@ -260,6 +263,7 @@ def main() -> int:
             if workload == "W5":
                 get_spark()
                 for system in ("confluent-kafka loop", "quixstreams", "streamspark"):
+                    wait_broker_quiet(broker.port)
                     row = run_w5(broker.address, system, quix_python, broker_pid)
                     if row is not None:
                         results.append(row)
@@ -267,6 +271,7 @@ def main() -> int:
                               f"({row['measured']} messages measured)", flush=True)
                 continue
             out = make_topic(broker.address)
+            wait_broker_quiet(broker.port)
             with PeakRSS(tree=False) as mem:
                 el = bare_loop(broker.address, src, out, args.messages, workload)
             expected = count_and_delete(broker.address, out)
@@ -274,6 +279,7 @@ def main() -> int:
                             "peak_mb": mem.peak_mb})
             if quix_python is not None and workload != "W4":
                 out = make_topic(broker.address)
+                wait_broker_quiet(broker.port)
                 proc = subprocess.Popen([quix_python, str(Path(__file__).with_name("quix_workloads.py")), broker.address,
                                          workload, src, out, tempfile.mkdtemp()], stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
@@ -287,6 +293,7 @@ def main() -> int:
                     print(f"quixstreams {workload} failed: {stderr[-1500:]}", file=sys.stderr)
             get_spark()
             out = make_topic(broker.address)
+            wait_broker_quiet(broker.port)
             with PeakRSS(exclude=[broker_pid]) as mem:
                 el = streamspark_run(broker.address, src, out, args.messages, tempfile.mkdtemp(), workload)
             outputs = count_and_delete(broker.address, out) if workload != "W4" else args.messages

@@ -107,6 +107,19 @@ def test_set_timestamp_and_set_headers_reach_output(make_app, kafka):
     assert [m.headers() for m in produced] == [[("id", str(i).encode())] for i in range(3)]
 
 
+def test_records_without_a_timestamp_are_stamped_by_the_producer(make_app, kafka):
+    import time
+
+    src_name, out_name = kafka.new_topic(), kafka.new_topic()
+    kafka.produce(src_name, json_messages([{"id": i} for i in range(2)]))
+    app = make_app()
+    app.dataframe(app.topic(src_name)).set_timestamp(lambda v, k, t, h: None).to_topic(app.topic(out_name))
+    before = int(time.time() * 1000)
+    app.run(count=2, timeout=60)
+    produced = kafka.consume(out_name, expected=2)
+    assert len(produced) == 2 and all(m.timestamp()[1] >= before - 60_000 for m in produced)
+
+
 def test_run_timeout_on_empty_topic_returns_nothing(make_app, kafka):
     src_name = kafka.new_topic()
     app = make_app()

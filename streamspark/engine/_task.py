@@ -150,6 +150,7 @@ class _Emitter:
             if not self.plan.on_producer_error(exc, Row(value, key, timestamp, ctx, headers), logger):
                 raise self._fail(exc, "producer") from exc
             return
+        timestamp = timestamp or 0  # 0 (also for None): the producer stamps the message
         while True:
             try:
                 if out_headers:
