@@ -341,9 +341,7 @@ class TaskProcessor:
     def _process(self, records: Iterable[tuple[Any, ...]]) -> None:
         plan = self.plan
         on_processed = plan.on_message_processed
-        on_error = plan.on_processing_error
-        emitter = self.emitter
-        assert emitter is not None  # set whenever the processor did not fail
+        replay = self._replay
         current = None
         deserialize: Any = None
         push: Any = None
@@ -369,30 +367,12 @@ class TaskProcessor:
                         continue
                     raise _Fatal(exc, "consumer", tname, part, offset) from exc
                 for v, k, t in rows:
-                    # what _run_record does, inlined: this loop runs once per record
                     # positional: (key, topic, partition, offset, size, timestamp, headers)
-                    ctx = MessageContext(k, tname, part, offset, 0, t, headers)
-                    emitter.ctx = ctx
-                    _set_context(ctx)
-                    try:
-                        push(v, k, t, headers)
-                    except _Fatal:
-                        raise
-                    except Exception as exc:
-                        if not on_error(exc, Row(v, k, t, ctx, headers), logger):
-                            raise _Fatal(exc, "processing", tname, part, offset) from exc
-                        self.skipped += 1
+                    replay(MessageContext(k, tname, part, offset, 0, t, headers), v, k, t, headers, push)
                 if on_processed is not None:
                     on_processed(tname, part, offset)
         finally:
             self.input_count += n
-
-    def _run_record(
-        self, push: Any, value: Any, key: Any, timestamp: int, headers: Any, tname: str, part: int, offset: int
-    ) -> None:
-        """Run one record through ``push`` with its message context; apply ``on_processing_error``."""
-        # positional: (key, topic, partition, offset, size, timestamp, headers)
-        self._replay(MessageContext(key, tname, part, offset, 0, timestamp, headers), value, key, timestamp, headers, push)
 
     def process_grouped(self, rows: list[tuple[Any, ...]]) -> None:
         """Run re-keyed records ``(group node id, key, value, ts, headers, topic, partition, offset)``."""
@@ -400,7 +380,8 @@ class TaskProcessor:
             return
         try:
             for node_id, key, value, timestamp, headers, tname, part, offset in rows:
-                self._run_record(self.group_pushes[node_id], value, key, timestamp, headers, tname, part, offset)
+                self._replay(MessageContext(key, tname, part, offset, 0, timestamp, headers), value, key, timestamp,
+                             headers, self.group_pushes[node_id])
             self._flush_batched()
         except _Fatal as fatal:
             self._failed(fatal)
