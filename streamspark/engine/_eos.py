@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Optional
 
-from ._producers import TASK_PRODUCER_DEFAULTS, DeliveryReports, reporting_config
+from ._producers import DeliveryReports, new_task_producer
 
 __all__ = ("EosConfig", "TransactionUnit", "marker_topic_name", "marker_slots")
 
@@ -61,7 +61,7 @@ class TransactionUnit:
     """The transaction of one unit of work (see the module docstring)."""
 
     def __init__(self, eos: EosConfig, base_config: dict[str, Any], transactional_id: str, slot: int, batch_id: int) -> None:
-        from confluent_kafka import Consumer, Producer, TopicPartition
+        from confluent_kafka import Consumer, TopicPartition
 
         self.eos = eos
         self.slot = slot
@@ -84,22 +84,17 @@ class TransactionUnit:
         attempt = _task_attempt()
         cached = _producers.get(transactional_id)
         if cached is None or cached[0] != attempt:
-            reports = DeliveryReports()
-            producer = Producer(
-                reporting_config(
-                    {
-                        **TASK_PRODUCER_DEFAULTS,
-                        **base_config,
-                        "transactional.id": transactional_id,
-                        "transaction.timeout.ms": eos.transaction_timeout_ms,
-                    },
-                    reports,
-                )
+            producer, reports = new_task_producer(
+                {
+                    **base_config,
+                    "transactional.id": transactional_id,
+                    "transaction.timeout.ms": eos.transaction_timeout_ms,
+                }
             )
             producer.init_transactions(60)  # fences a crashed predecessor with the same id
             cached = _producers[transactional_id] = (attempt, producer, reports)
         self.producer = cached[1]
-        #: failed deliveries of this unit's producer (see ``_delivery``)
+        #: failed deliveries of this unit's producer (see ``_producers``)
         self.reports: DeliveryReports = cached[2]
 
     def begin(self) -> None:

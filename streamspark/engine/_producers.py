@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ("DeliveryReports", "reporting_config", "TASK_PRODUCER_DEFAULTS")
+__all__ = ("DeliveryReports", "reporting_config", "new_task_producer", "TASK_PRODUCER_DEFAULTS")
 
 #: settings of every task producer unless the application's producer config says otherwise
 TASK_PRODUCER_DEFAULTS: dict[str, Any] = {"enable.idempotence": True, "linger.ms": 5, "compression.type": "lz4"}
@@ -52,3 +52,11 @@ class DeliveryReports:
 def reporting_config(config: dict[str, Any], reports: DeliveryReports) -> dict[str, Any]:
     """``config`` with ``reports`` as the producer-wide delivery callback, called on failures only."""
     return {**config, "on_delivery": reports, "delivery.report.only.error": True}
+
+
+def new_task_producer(config: dict[str, Any]) -> tuple[Any, DeliveryReports]:
+    """A confluent-kafka producer with the task defaults under ``config``, and its failure reports."""
+    from confluent_kafka import Producer
+
+    reports = DeliveryReports()
+    return Producer(reporting_config({**TASK_PRODUCER_DEFAULTS, **config}, reports)), reports

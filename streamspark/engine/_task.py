@@ -27,7 +27,7 @@ from ..sinks.base.exceptions import SinkBackpressureError
 from ..sinks.base.sink import BaseSink
 from ..state.store import scope_key
 from ._arrow import ddl
-from ._producers import TASK_PRODUCER_DEFAULTS, DeliveryReports, reporting_config
+from ._producers import DeliveryReports, new_task_producer
 from ._kafka_source import SOURCE_COLUMNS
 from ._plan import PipelinePlan
 
@@ -76,14 +76,10 @@ def _producer(config: dict[str, Any]) -> tuple[Any, DeliveryReports]:
     """The worker process's producer for ``config`` and the collector of its failed deliveries."""
     import json
 
-    from confluent_kafka import Producer
-
     key = json.dumps(config, sort_keys=True)
     cached = _producers.get(key)
     if cached is None:
-        reports = DeliveryReports()
-        producer = Producer(reporting_config({**TASK_PRODUCER_DEFAULTS, **config}, reports))
-        cached = _producers[key] = (producer, reports)
+        cached = _producers[key] = new_task_producer(config)
     return cached
 
 
