@@ -149,10 +149,7 @@ class _Emitter:
         timestamp = timestamp or 0  # 0 (also for None): the producer stamps the message
         while True:
             try:
-                if out_headers:
-                    producer.produce(topic.name, svalue, skey, headers=out_headers, timestamp=timestamp)
-                else:
-                    producer.produce(topic.name, svalue, skey, timestamp=timestamp)
+                producer.produce(topic.name, svalue, skey, headers=out_headers or None, timestamp=timestamp)
                 break
             except BufferError:  # the local queue is full: let deliveries drain
                 producer.poll(0.5)
