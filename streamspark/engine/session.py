@@ -8,6 +8,9 @@ import sys
 import threading
 from typing import Any, Mapping, Optional
 
+from ._worker_python import worker_python
+from .jvm_archive import java_options
+
 __all__ = ("get_spark", "DEFAULT_SPARK_CONF")
 
 logger = logging.getLogger("streamspark")
@@ -41,10 +44,17 @@ def get_spark(master: str = "local[*]", conf: Optional[Mapping[str, Any]] = None
         active = SparkSession.getActiveSession()
         if active is not None:
             return active
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        merged = {**DEFAULT_SPARK_CONF, **dict(conf or {})}
+        if "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in merged:
+            # on a local master Spark's Python processes run here: start them without the zipped
+            # PySpark that Spark puts first on their path (no bytecode cache, ~1 CPU-s each)
+            os.environ["PYSPARK_PYTHON"] = worker_python(sys.executable) if master.startswith("local") else sys.executable
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        jvm_options = _with_local_jvm_options(merged.get("spark.driver.extraJavaOptions"))
+        if master.startswith("local") and jvm_options:
+            merged["spark.driver.extraJavaOptions"] = jvm_options
         builder = SparkSession.builder.master(master).appName(app_name)
-        for key, value in {**DEFAULT_SPARK_CONF, **dict(conf or {})}.items():
+        for key, value in merged.items():
             builder = builder.config(key, str(value))
         logger.info("Starting Spark (master=%s)", master)
         spark = builder.getOrCreate()
@@ -53,3 +63,12 @@ def get_spark(master: str = "local[*]", conf: Optional[Mapping[str, Any]] = None
 
         spark.dataSource.register(KafkaDataSource)
         return spark
+
+
+def _with_local_jvm_options(user: Optional[str]) -> str:
+    """The user's driver JVM options, after ours (:mod:`.jvm_archive`) so that theirs win; theirs
+    alone when they choose an archive or a compiler themselves."""
+    user = str(user or "").strip()
+    if any(flag in user for flag in ("SharedArchiveFile", "ArchiveClassesAtExit", "TieredStopAtLevel", "Xshare")):
+        return user
+    return f"{java_options()} {user}".strip()
