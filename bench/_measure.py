@@ -36,18 +36,13 @@ def _rss(pid: int) -> int:
         return 0
 
 
-def _cpu_seconds(marker: bytes) -> float:
-    """CPU time (user + system) of the processes whose command line contains ``marker``."""
+def _cpu_seconds(pids: list[int]) -> float:
+    """CPU time (user + system) of the processes ``pids``."""
     tick = os.sysconf("SC_CLK_TCK")
     total = 0.0
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
+    for pid in pids:
         try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                if marker not in f.read():
-                    continue
-            with open(f"/proc/{name}/stat") as f:
+            with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / tick
         except (OSError, IndexError, ValueError):
@@ -55,19 +50,19 @@ def _cpu_seconds(marker: bytes) -> float:
     return total
 
 
-def wait_broker_quiet(port: int, limit: float = 60.0, busy: float = 0.05) -> float:
-    """Wait until the embedded broker on ``port`` uses less than ``busy`` of a core (over 1 s).
+def wait_broker_quiet(broker, limit: float = 60.0, busy: float = 0.05) -> float:
+    """Wait until the embedded ``broker`` uses less than ``busy`` of a core (over 1 s).
 
     The broker keeps working for seconds after a large write (1M uncompressed messages cost it
     ~8 CPU-seconds after the last one arrived); on a 2-core machine that work would otherwise
     fall into the next system's measurement. Returns the seconds waited.
     """
-    marker = b"--kafka-port\0" + str(port).encode() + b"\0"  # /proc/<pid>/cmdline is NUL-separated
+    pids = broker.server_pids()
     started = time.monotonic()
-    last = _cpu_seconds(marker)
+    last = _cpu_seconds(pids)
     while time.monotonic() - started < limit:
         time.sleep(1.0)
-        now = _cpu_seconds(marker)
+        now = _cpu_seconds(pids)
         if now - last < busy:
             break
         last = now

@@ -269,7 +269,7 @@ def main() -> int:
             if workload == "W5":
                 get_spark()
                 for system in ("confluent-kafka loop", "quixstreams", "streamspark"):
-                    wait_broker_quiet(broker.port)
+                    wait_broker_quiet(broker)
                     row = run_w5(broker.address, system, quix_python, broker_pid)
                     if row is not None:
                         results.append(row)
@@ -277,7 +277,7 @@ def main() -> int:
                               f"({row['measured']} messages measured)", flush=True)
                 continue
             out = make_topic(broker.address)
-            wait_broker_quiet(broker.port)
+            wait_broker_quiet(broker)
             with PeakRSS(tree=False) as mem:
                 el = bare_loop(broker.address, src, out, args.messages, workload)
             expected = count_and_delete(broker.address, out)
@@ -285,7 +285,7 @@ def main() -> int:
                             "peak_mb": mem.peak_mb})
             if quix_python is not None and workload != "W4":
                 out = make_topic(broker.address)
-                wait_broker_quiet(broker.port)
+                wait_broker_quiet(broker)
                 proc = subprocess.Popen([quix_python, str(Path(__file__).with_name("quix_workloads.py")), broker.address,
                                          workload, src, out, tempfile.mkdtemp()], stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
@@ -299,7 +299,7 @@ def main() -> int:
                     print(f"quixstreams {workload} failed: {stderr[-1500:]}", file=sys.stderr)
             get_spark()
             out = make_topic(broker.address)
-            wait_broker_quiet(broker.port)
+            wait_broker_quiet(broker)
             with PeakRSS(exclude=[broker_pid]) as mem:
                 el = streamspark_run(broker.address, src, out, args.messages, tempfile.mkdtemp(), workload)
             outputs = count_and_delete(broker.address, out) if workload != "W4" else args.messages

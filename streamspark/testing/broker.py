@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
 import shutil
 import socket
@@ -79,6 +80,22 @@ class EmbeddedBroker:
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    def server_pids(self) -> list[int]:
+        """The processes serving this broker (``noida-db up`` forks the server, so it is not a
+        child of ours), found by the port on their command line; Linux ``/proc`` only."""
+        marker = b"--kafka-port\0" + str(self.port).encode() + b"\0"  # cmdline is NUL-separated
+        pids = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if marker in f.read():
+                        pids.append(int(name))
+            except OSError:
+                continue
+        return pids
 
     def start(self, timeout: float = 30.0) -> "EmbeddedBroker":
         cmd = [_binary(), "up", "--only", "kafka", "--host", "127.0.0.1", "--kafka-port", str(self.port), "--data-dir", self.data_dir]

@@ -10,27 +10,15 @@ from confluent_kafka.admin import AdminClient
 from streamspark.testing import EmbeddedBroker
 
 
-def _broker_nice(port: int) -> list[int]:
-    """The nice values of the processes serving ``port`` (found by their command line)."""
-    marker = b"--kafka-port\0" + str(port).encode() + b"\0"
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                if marker not in f.read():
-                    continue
-            with open(f"/proc/{name}/stat") as f:
-                found.append(int(f.read().rsplit(")", 1)[1].split()[16]))
-        except OSError:
-            continue
-    return found
+def _nice(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[16])
 
 
 def test_broker_runs_at_the_requested_priority_and_serves():
     with EmbeddedBroker(nice=7) as broker:
-        assert _broker_nice(broker.port) and set(_broker_nice(broker.port)) == {os.nice(0) + 7}
+        pids = broker.server_pids()
+        assert pids and {_nice(pid) for pid in pids} == {os.nice(0) + 7}
         topics = AdminClient({"bootstrap.servers": broker.address}).list_topics(timeout=10).topics
         assert isinstance(topics, dict)
 
