@@ -50,9 +50,10 @@ def get_spark(master: str = "local[*]", conf: Optional[Mapping[str, Any]] = None
             # PySpark that Spark puts first on their path (no bytecode cache, ~1 CPU-s each)
             os.environ["PYSPARK_PYTHON"] = worker_python(sys.executable) if master.startswith("local") else sys.executable
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        jvm_options = _with_local_jvm_options(merged.get("spark.driver.extraJavaOptions"))
-        if master.startswith("local") and jvm_options:
-            merged["spark.driver.extraJavaOptions"] = jvm_options
+        if master.startswith("local"):
+            jvm_options = _with_local_jvm_options(merged.get("spark.driver.extraJavaOptions"))
+            if jvm_options:
+                merged["spark.driver.extraJavaOptions"] = jvm_options
         builder = SparkSession.builder.master(master).appName(app_name)
         for key, value in merged.items():
             builder = builder.config(key, str(value))
