@@ -9,9 +9,10 @@ import threading
 from typing import Any, Mapping, Optional
 
 from ._worker_python import worker_python
+from ._warmup import WarmupSource, start_warmup, warmup_enabled
 from .jvm_archive import java_options
 
-__all__ = ("get_spark", "DEFAULT_SPARK_CONF")
+__all__ = ("get_spark", "wait_warmup", "DEFAULT_SPARK_CONF")
 
 logger = logging.getLogger("streamspark")
 
@@ -30,16 +31,20 @@ DEFAULT_SPARK_CONF: dict[str, str] = {
 }
 
 _lock = threading.Lock()
+#: the background warm-up of the current local session's Python processes (see :mod:`._warmup`)
+_warmup: Optional[threading.Thread] = None
 
 
 def get_spark(master: str = "local[*]", conf: Optional[Mapping[str, Any]] = None, app_name: str = "streamspark") -> Any:
     """Return the process-wide SparkSession, creating it on first use.
 
     The first caller's settings win (Spark has one session per JVM); later callers get the
-    same session.
+    same session. A new session on a local master starts Spark's Python processes in the
+    background (:mod:`._warmup`), so that its first query does not wait for them.
     """
     from pyspark.sql import SparkSession
 
+    global _warmup
     with _lock:
         active = SparkSession.getActiveSession()
         if active is not None:
@@ -63,7 +68,29 @@ def get_spark(master: str = "local[*]", conf: Optional[Mapping[str, Any]] = None
         from ._kafka_source import KafkaDataSource
 
         spark.dataSource.register(KafkaDataSource)
+        if warmup_enabled(master):
+            spark.dataSource.register(WarmupSource)
+            _warmup = start_warmup(spark, _local_cores(spark))
         return spark
+
+
+def wait_warmup(timeout: Optional[float] = None) -> bool:
+    """Wait for the current session's warm-up (if any) to end; False if it is still running.
+
+    Benchmarks call it to count the warm-up as session start-up; applications need not.
+    """
+    thread = _warmup
+    if thread is None:
+        return True
+    thread.join(timeout)
+    return not thread.is_alive()
+
+
+def _local_cores(spark: Any) -> int:
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:
+        return 1
 
 
 def _with_local_jvm_options(user: Optional[str]) -> str:
