@@ -8,6 +8,15 @@ are also committed to the Kafka consumer group, so lag tools work.
 
 Planning (``initialOffset``, ``latestOffset``, ``commit``) runs in one long-lived Python
 process; ``read`` runs in Spark's Python workers, which reuse one consumer per process.
+
+What ``read`` emits depends on the pipeline (options set by the query runner):
+
+- a stateless pipeline (``fused_plan``): the pipeline runs right there, one summary row per task;
+- a stateful one without a group_by (``packed_buckets``): the records, already assigned to their
+  state bucket (:func:`bucket_of_key`, or :func:`bucket_of_partition` for windows closing by
+  partition), packed per (bucket, chunk) into one pickled row (:data:`PACKED_SCHEMA`), so the
+  shuffle to the stateful stage moves a few hundred rows instead of a row per record;
+- otherwise: a row per record (:data:`SOURCE_SCHEMA`).
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import json
 import logging
 import pickle
 import time
+import zlib
 from typing import Any, Iterator, Optional
 
 import pyarrow as pa
@@ -23,7 +33,10 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 
 from ._arrow import ddl
 
-__all__ = ("KafkaDataSource", "SOURCE_SCHEMA", "SOURCE_COLUMNS", "ARROW_SCHEMA", "source_options", "fused_plan_option")
+__all__ = (
+    "KafkaDataSource", "SOURCE_SCHEMA", "SOURCE_COLUMNS", "ARROW_SCHEMA", "PACKED_SCHEMA", "source_options",
+    "fused_plan_option", "packed_options", "bucket_of_key", "bucket_of_partition",
+)
 
 logger = logging.getLogger("streamspark")
 
@@ -46,6 +59,35 @@ SOURCE_SCHEMA = ddl(ARROW_SCHEMA)
 SOURCE_COLUMNS = tuple(ARROW_SCHEMA.names)
 
 _ROWS_PER_ARROW_BATCH = 20_000
+
+#: the packed rows of a stateful pipeline's source: the state bucket (a bigint, the type of the
+#: Spark expression that assigned buckets before, so existing checkpoints keep their state
+#: key), where the chunk starts (the order in which a bucket runs its chunks), and the chunk's
+#: records as a pickled list of tuples in ``SOURCE_COLUMNS`` order (headers unpickled)
+PACKED_ARROW = pa.schema(
+    [("_bucket", pa.int64()), ("partition", pa.int32()), ("offset", pa.int64()), ("records", pa.binary())]
+)
+PACKED_SCHEMA = ddl(PACKED_ARROW)
+
+
+def bucket_of_key(key: Optional[bytes], buckets: int) -> int:
+    """The state bucket of a message key: ``crc32(key) mod buckets``, 0 for no key; the same
+    number as Spark's ``coalesce(pmod(crc32(key), buckets), 0)``.
+
+    >>> bucket_of_key(b"sensor-1", 64), bucket_of_key(None, 64)
+    (19, 0)
+    """
+    return zlib.crc32(key) % buckets if key is not None else 0
+
+
+def bucket_of_partition(topic: str, partition: int, buckets: int) -> int:
+    """The state bucket of a whole Kafka partition (windows closing by partition): the same
+    number as Spark's ``pmod(crc32(concat_ws(":", topic, partition)), buckets)``.
+
+    >>> bucket_of_partition("readings", 3, 64)
+    9
+    """
+    return zlib.crc32(f"{topic}:{partition}".encode()) % buckets
 
 
 def source_options(
@@ -114,6 +156,10 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._parallelism = int(options.get("parallelism", "1"))
         #: a stateless pipeline to run inside read() (base64 cloudpickle of a PipelinePlan)
         self._fused: Optional[str] = options.get("fused_plan")
+        #: emit packed rows per state bucket (see the module docstring): the bucket count, and
+        #: whether buckets follow Kafka partitions rather than message keys
+        self._packed: Optional[int] = int(options["packed_buckets"]) if "packed_buckets" in options else None
+        self._bucket_by_partition = options.get("bucket_by") == "partition"
         self._consumer: Any = None
 
     # --- planning (one long-lived process) ------------------------------------------
@@ -231,10 +277,43 @@ class _KafkaStreamReader(DataSourceStreamReader):
 
             yield from run_fused(self._read_records(partition, pickled_headers=False), _fused_plan(self._fused))
             return
+        if self._packed is not None:
+            yield from self._read_packed(partition, self._packed)
+            return
         for rows in self._read_records(partition, pickled_headers=True):
             yield pa.RecordBatch.from_arrays(
                 [pa.array(column, type=field.type) for column, field in zip(zip(*rows), ARROW_SCHEMA)],
                 schema=ARROW_SCHEMA,
+            )
+
+    def _read_packed(self, partition: InputPartition, buckets: int) -> Iterator[pa.RecordBatch]:
+        """One Arrow batch per chunk of records: a row per state bucket present in the chunk."""
+        topic, part = partition.value[0], partition.value[1]
+        whole = bucket_of_partition(topic, part, buckets) if self._bucket_by_partition else None
+        for rows in self._read_records(partition, pickled_headers=False):
+            groups: dict[int, list[tuple[Any, ...]]]
+            if whole is not None:
+                groups = {whole: rows}
+            else:
+                groups = {}
+                crc32 = zlib.crc32
+                for row in rows:
+                    key = row[5]
+                    bucket = crc32(key) % buckets if key is not None else 0
+                    group = groups.get(bucket)
+                    if group is None:
+                        groups[bucket] = [row]
+                    else:
+                        group.append(row)
+            chunks = list(groups.values())
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array(list(groups), pa.int64()),
+                    pa.array([part] * len(chunks), pa.int32()),
+                    pa.array([chunk[0][2] for chunk in chunks], pa.int64()),
+                    pa.array([pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL) for chunk in chunks], pa.binary()),
+                ],
+                schema=PACKED_ARROW,
             )
 
     def _read_records(self, partition: InputPartition, pickled_headers: bool) -> Iterator[list[tuple[Any, ...]]]:
@@ -310,6 +389,12 @@ def _fused_plan(encoded: str) -> Any:
     return plan
 
 
+def packed_options(buckets: int, by_partition: bool) -> dict[str, str]:
+    """Source options for packed rows per state bucket (``buckets`` buckets, by message key or
+    by Kafka partition)."""
+    return {"packed_buckets": str(buckets), "bucket_by": "partition" if by_partition else "key"}
+
+
 def fused_plan_option(plan: Any) -> str:
     """Encode a stateless ``PipelinePlan`` for the ``fused_plan`` source option."""
     import base64
@@ -331,6 +416,8 @@ class KafkaDataSource(DataSource):
             from ._task import SUMMARY_SCHEMA
 
             return SUMMARY_SCHEMA
+        if "packed_buckets" in self.options:
+            return PACKED_SCHEMA
         return SOURCE_SCHEMA
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:

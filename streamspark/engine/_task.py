@@ -496,7 +496,9 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
     The bucket's state (every key's ``State`` of every stream) is one blob in Spark state:
     loaded here, handed to the stateful steps, and written back when the bucket succeeds.
     Records are processed in (partition, offset) order, so each key sees its messages in
-    Kafka order.
+    Kafka order. The rows are records (the plain path), packed chunks of records (the source
+    packs them per bucket: chunks in (partition, first offset) order), or re-keyed records
+    after a group_by.
     """
     import pandas as pd
 
@@ -531,6 +533,8 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
                         frame["topic"], frame["partition"], frame["offset"],
                     )
                 ])
+            elif "records" in frame.columns:
+                processor.process(_unpacked(frame["records"].tolist()))
             else:
                 processor.process(source_records({name: frame[name].tolist() for name in SOURCE_COLUMNS}))
         if plan.idle_ms is not None:
@@ -548,6 +552,12 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
             "collected": None, "sink_payloads": None, "error": _error_payload(_Fatal(exc, "state", None, None, None)),
         }
     yield pd.DataFrame({k: [v] for k, v in summary.items()})
+
+
+def _unpacked(chunks: list[bytes]) -> Iterator[tuple[Any, ...]]:
+    """The records of the source's packed chunks, one chunk unpickled at a time."""
+    for chunk in chunks:
+        yield from pickle.loads(chunk)
 
 
 _SUMMARY_BUCKET = -1

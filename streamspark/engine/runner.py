@@ -12,7 +12,7 @@ import uuid
 from typing import Any, Callable, Optional
 
 from ..exceptions import ProcessingError
-from ._kafka_source import SOURCE_NAME, fused_plan_option, source_options
+from ._kafka_source import SOURCE_NAME, fused_plan_option, packed_options, source_options
 from ._plan import PipelinePlan
 from ._task import GROUPED_SCHEMA, SUMMARY_SCHEMA, run_bucket, run_pre_shuffle, run_task
 from .session import get_spark
@@ -43,6 +43,11 @@ class QueryRunner:
     #: compute ``.final()`` time windows with built-in aggregations a batch at a time (the
     #: columnar path); False runs every window record by record, to check one against the other
     columnar_windows: bool = True
+    #: stateful pipelines without a group_by: the source assigns records to state buckets and
+    #: packs them (a row per bucket and chunk reaches the shuffle, not a row per record); False
+    #: gives the plain path (a row per record, bucket computed by Spark), to check one against
+    #: the other
+    pack_buckets: bool = True
 
     def __init__(
         self,
@@ -201,12 +206,15 @@ class QueryRunner:
         plan = self.plan
         plan.validate()
         plan.columnar_windows = self.columnar_windows
+        packed = self.pack_buckets and plan.stateful and not plan.group_nodes
         if self.fuse_source and not plan.stateful and not plan.group_nodes:
             options["fused_plan"] = fused_plan_option(plan)
             summaries = spark.readStream.format(SOURCE_NAME).options(**options).load()
         else:
+            if packed:
+                options.update(packed_options(self.state_buckets, plan.by_partition))
             df = spark.readStream.format(SOURCE_NAME).options(**options).load()
-            summaries = self._pipeline(df)
+            summaries = self._pipeline(df, packed)
         writer = (
             summaries.writeStream.queryName(f"streamspark-{uuid.uuid4().hex[:8]}")
             .foreachBatch(lambda batch_df, batch_id: self._on_batch(batch_df, batch_id, limits))
@@ -216,8 +224,11 @@ class QueryRunner:
         self._query = writer.start()
         return self._query
 
-    def _pipeline(self, df: Any) -> Any:
-        """The streaming plan: records in, one summary row per task (or per state bucket) out."""
+    def _pipeline(self, df: Any, packed: bool = False) -> Any:
+        """The streaming plan: records in, one summary row per task (or per state bucket) out.
+
+        :param packed: ``df`` has the source's packed rows, already bucketed (stateful only).
+        """
         plan = self.plan
         plan.validate()
         if not plan.stateful and not plan.group_nodes:
@@ -226,7 +237,9 @@ class QueryRunner:
         from pyspark.sql.streaming.state import GroupStateTimeout
 
         buckets = self.state_buckets
-        if plan.group_nodes:
+        if packed:
+            keyed = df
+        elif plan.group_nodes:
             keyed = df.mapInArrow(functools.partial(run_pre_shuffle, plan=plan, buckets=buckets), GROUPED_SCHEMA)
         elif plan.by_partition:
             # a window closing by partition sees every key of a Kafka partition in one bucket
