@@ -297,7 +297,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
             else:
                 groups = {}
                 crc32 = zlib.crc32
-                for row in rows:
+                for row in rows:  # bucket_of_key, inlined (once per record)
                     key = row[5]
                     bucket = crc32(key) % buckets if key is not None else 0
                     group = groups.get(bucket)

@@ -91,3 +91,30 @@ def test_specialised_paths_keep_each_serializers_behaviour():
     copy = pickle.loads(pickle.dumps(strict))
     with pytest.raises(SerializationError):
         copy.deserialize(b'{"b": 1}', None, None, 1, 0)
+
+
+def test_plain_json_serializer_path_gives_the_serializers_bytes_and_errors():
+    """Topic calls orjson directly for a plain JSONSerializer; a custom ``dumps``, a subclass
+    and a schema still go through the serializer, and errors are the same either way."""
+    from streamspark.models.serializers import JSONSerializer, SerializationError
+
+    value = {"a": 1, 2: "b", "t": [1.5, None]}
+    plain = Topic("plain", value_serializer="json")
+    assert plain.serialize(key=b"k", value=value).value == JSONSerializer()(value, None)
+    with pytest.raises(SerializationError, match="not JSON-serializable") as fast:
+        plain.serialize(key=b"k", value={"x": object()})
+    with pytest.raises(SerializationError) as slow:
+        JSONSerializer()({"x": object()}, None)
+    assert str(fast.value) == str(slow.value)
+
+    custom = Topic("custom", value_serializer=JSONSerializer(dumps=lambda v: b"custom:" + repr(v).encode()))
+    assert custom.serialize(value=1).value == b"custom:1"
+
+    class Upper(JSONSerializer):
+        def __call__(self, value, ctx):
+            return super().__call__(value, ctx).upper()
+
+    assert Topic("upper", value_serializer=Upper()).serialize(value={"a": "x"}).value == b'{"A":"X"}'
+    strict = Topic("strict", value_serializer=JSONSerializer(schema={"type": "object", "required": ["a"]}))
+    with pytest.raises(SerializationError, match="'a' is a required property"):
+        strict.serialize(value={"b": 1})

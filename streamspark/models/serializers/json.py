@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Mapping, Optional
+
+import orjson
 
 from ...utils.json import dumps as _default_dumps
 from ...utils.json import loads as _default_loads
@@ -57,6 +60,17 @@ class JSONSerializer(Serializer):
             return self._dumps(value)
         except (TypeError, ValueError) as exc:
             raise SerializationError(f"Value is not JSON-serializable: {exc}") from exc
+
+    def _plain_dumps(self) -> Optional[Callable[[Any], bytes | str]]:
+        """The bare ``dumps`` when this serializer does nothing else (no schema, ``__call__`` not
+        overridden): the engine then calls it directly, once per output, and turns its
+        ``TypeError``/``ValueError`` into the same ``SerializationError``. The default dumps is
+        orjson's own function with its options bound (no wrapper frame)."""
+        if type(self).__call__ is not JSONSerializer.__call__ or self._validator is not None:
+            return None
+        if self._dumps is _default_dumps:
+            return functools.partial(orjson.dumps, option=orjson.OPT_NON_STR_KEYS)
+        return self._dumps
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

@@ -12,7 +12,9 @@ from ..serializers import (
     DeserializerType,
     IgnoreMessage,
     JSONDeserializer,
+    JSONSerializer,
     SerializationContext,
+    SerializationError,
     SerializerType,
     resolve_deserializer,
     resolve_serializer,
@@ -211,6 +213,7 @@ class Topic:
         key_ctx, value_ctx = reads_context(ks), reads_context(vs)
         key_bytes = type(ks) is BytesSerializer  # bytes keys pass through as they are
         extra = vs.extra_headers
+        plain_dumps = vs._plain_dumps() if isinstance(vs, JSONSerializer) else None
 
         def serialize(key: Any, value: Any, headers: Headers) -> Tuple[Any, Any, Headers]:
             if extra:
@@ -221,10 +224,15 @@ class Topic:
                 skey = key
             else:
                 skey = ks(key, SerializationContext(name, "key", headers) if key_ctx else None)
-            svalue = (
-                None if value is None
-                else vs(value, SerializationContext(name, "value", headers) if value_ctx else None)
-            )
+            if value is None:
+                svalue = None
+            elif plain_dumps is not None:
+                try:
+                    svalue = plain_dumps(value)
+                except (TypeError, ValueError) as exc:  # what JSONSerializer.__call__ raises
+                    raise SerializationError(f"Value is not JSON-serializable: {exc}") from exc
+            else:
+                svalue = vs(value, SerializationContext(name, "value", headers) if value_ctx else None)
             return skey, svalue, headers
 
         self._serialize_fn = serialize

@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 import pyarrow as pa
 
+from .._iceberg_namespace import ensure_namespace
 from ..base._delivery import import_optional
 from ..base.batch import SinkBatch
 from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
@@ -169,10 +170,7 @@ class IcebergSink(BatchingSink):
             return self._catalog.load_table(self._table_name)
         except exceptions.NoSuchTableError:
             pass
-        try:
-            self._catalog.create_namespace(namespace)
-        except exceptions.NamespaceAlreadyExistsError:
-            pass
+        ensure_namespace(self._catalog, namespace)  # other tasks may create it at the same moment
         schema, spec = self._default_schema_and_spec()
         location = getattr(self._config, "location", None)
         kwargs: dict[str, Any] = {"schema": schema, "partition_spec": spec}

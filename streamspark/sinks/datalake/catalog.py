@@ -24,6 +24,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import pyarrow as pa
 
+from .._iceberg_namespace import ensure_namespace
 from ._layout import plain_schema
 from .storage import LakeStorage
 
@@ -130,7 +131,7 @@ class LakeCatalog:
                     self._catalog = load_catalog(
                         "streamspark-lake", type="sql", uri=self.url, warehouse=warehouse, **props
                     )
-                self._catalog.create_namespace_if_not_exists(self.namespace)
+                ensure_namespace(self._catalog, self.namespace)
             except Exception as exc:
                 self._catalog = None
                 raise LakeCatalogError(f"Cannot reach the {self.describe()}: {type(exc).__name__}: {exc}") from exc
