@@ -59,12 +59,17 @@ class JSONSerializer(Serializer):
         try:
             return self._dumps(value)
         except (TypeError, ValueError) as exc:
-            raise SerializationError(f"Value is not JSON-serializable: {exc}") from exc
+            raise self.not_serializable(exc) from exc
+
+    @staticmethod
+    def not_serializable(exc: Exception) -> SerializationError:
+        """The error for a value that ``dumps`` refused (also raised by the engine's direct path)."""
+        return SerializationError(f"Value is not JSON-serializable: {exc}")
 
     def _plain_dumps(self) -> Optional[Callable[[Any], bytes | str]]:
         """The bare ``dumps`` when this serializer does nothing else (no schema, ``__call__`` not
         overridden): the engine then calls it directly, once per output, and turns its
-        ``TypeError``/``ValueError`` into the same ``SerializationError``. The default dumps is
+        ``TypeError``/``ValueError`` into :meth:`not_serializable`'s error. The default dumps is
         orjson's own function with its options bound (no wrapper frame)."""
         if type(self).__call__ is not JSONSerializer.__call__ or self._validator is not None:
             return None

@@ -14,7 +14,6 @@ from ..serializers import (
     JSONDeserializer,
     JSONSerializer,
     SerializationContext,
-    SerializationError,
     SerializerType,
     resolve_deserializer,
     resolve_serializer,
@@ -229,8 +228,8 @@ class Topic:
             elif plain_dumps is not None:
                 try:
                     svalue = plain_dumps(value)
-                except (TypeError, ValueError) as exc:  # what JSONSerializer.__call__ raises
-                    raise SerializationError(f"Value is not JSON-serializable: {exc}") from exc
+                except (TypeError, ValueError) as exc:  # as JSONSerializer.__call__ does
+                    raise JSONSerializer.not_serializable(exc) from exc
             else:
                 svalue = vs(value, SerializationContext(name, "value", headers) if value_ctx else None)
             return skey, svalue, headers
