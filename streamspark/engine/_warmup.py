@@ -25,9 +25,11 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from ._env import switched_on
 
 __all__ = ("WARMUP_SOURCE", "WarmupSource", "warmup_enabled", "start_warmup")
 
@@ -67,7 +69,7 @@ class _WarmupReader(DataSourceReader):
         yield (int(partition.value), os.getpid())
 
 
-def warmup_enabled(master: str, environ: Optional[dict[str, str]] = None) -> bool:
+def warmup_enabled(master: str, environ: Optional[Mapping[str, str]] = None) -> bool:
     """Whether a new session on ``master`` warms its Python processes up: on local masters
     (their workers run on this machine, for this session only), unless ``STREAMSPARK_WARMUP=0``.
 
@@ -78,8 +80,7 @@ def warmup_enabled(master: str, environ: Optional[dict[str, str]] = None) -> boo
     >>> warmup_enabled("spark://cluster:7077", {})
     False
     """
-    env = os.environ if environ is None else environ
-    return master.startswith("local") and env.get("STREAMSPARK_WARMUP", "1").strip().lower() not in ("0", "false", "no")
+    return master.startswith("local") and switched_on("STREAMSPARK_WARMUP", environ)
 
 
 def start_warmup(spark: Any, tasks: int) -> threading.Thread:

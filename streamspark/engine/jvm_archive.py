@@ -35,6 +35,8 @@ import uuid
 from pathlib import Path
 from typing import Optional
 
+from ._env import switched_on
+
 __all__ = ("archive_path", "java_options", "build_archive")
 
 logger = logging.getLogger("streamspark")
@@ -77,7 +79,7 @@ def archive_path() -> Optional[Path]:
 
 
 def _enabled() -> bool:
-    return os.environ.get("STREAMSPARK_JVM_ARCHIVE", "1").lower() not in ("0", "false", "no", "off")
+    return switched_on("STREAMSPARK_JVM_ARCHIVE")
 
 
 def java_options() -> str:

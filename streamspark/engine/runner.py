@@ -15,7 +15,7 @@ from ..exceptions import ProcessingError
 from ._kafka_source import SOURCE_NAME, fused_plan_option, packed_options, source_options
 from ._plan import PipelinePlan
 from ._task import GROUPED_SCHEMA, SUMMARY_SCHEMA, run_bucket, run_pre_shuffle, run_task
-from .session import get_spark
+from .session import get_spark, parallelism
 
 __all__ = ("QueryRunner", "RunLimits")
 
@@ -201,7 +201,7 @@ class QueryRunner:
             auto_offset_reset=self.auto_offset_reset,
             max_records_per_partition=self.max_records_per_partition,
             request_timeout=self.request_timeout,
-            parallelism=_parallelism(spark),
+            parallelism=parallelism(spark),
         )
         plan = self.plan
         plan.validate()
@@ -366,10 +366,3 @@ class QueryRunner:
         finally:
             consumer.close()
 
-
-def _parallelism(spark: Any) -> int:
-    """How many tasks Spark runs at once (cores of ``local[*]``, or the cluster's executors)."""
-    try:
-        return int(spark.sparkContext.defaultParallelism)
-    except Exception:  # no SparkContext here (e.g. Spark Connect)
-        return int(spark.conf.get("spark.default.parallelism", "1"))

@@ -12,7 +12,7 @@ from ._worker_python import worker_python
 from ._warmup import WarmupSource, start_warmup, warmup_enabled
 from .jvm_archive import java_options
 
-__all__ = ("get_spark", "wait_warmup", "DEFAULT_SPARK_CONF")
+__all__ = ("get_spark", "wait_warmup", "parallelism", "DEFAULT_SPARK_CONF")
 
 logger = logging.getLogger("streamspark")
 
@@ -70,7 +70,7 @@ def get_spark(master: str = "local[*]", conf: Optional[Mapping[str, Any]] = None
         spark.dataSource.register(KafkaDataSource)
         if warmup_enabled(master):
             spark.dataSource.register(WarmupSource)
-            _warmup = start_warmup(spark, _local_cores(spark))
+            _warmup = start_warmup(spark, parallelism(spark))
         return spark
 
 
@@ -86,11 +86,12 @@ def wait_warmup(timeout: Optional[float] = None) -> bool:
     return not thread.is_alive()
 
 
-def _local_cores(spark: Any) -> int:
+def parallelism(spark: Any) -> int:
+    """How many tasks Spark runs at once (cores of ``local[*]``, or the cluster's executors)."""
     try:
-        return max(1, int(spark.sparkContext.defaultParallelism))
-    except Exception:
-        return 1
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # no SparkContext here (e.g. Spark Connect)
+        return int(spark.conf.get("spark.default.parallelism", "1"))
 
 
 def _with_local_jvm_options(user: Optional[str]) -> str:

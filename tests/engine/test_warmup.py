@@ -64,6 +64,7 @@ def test_warmup_runs_on_local_masters_unless_turned_off():
     assert warmup_enabled("local", {}) and warmup_enabled("local[*]", {"STREAMSPARK_WARMUP": "1"})
     assert not warmup_enabled("local[2]", {"STREAMSPARK_WARMUP": "0"})
     assert not warmup_enabled("local[2]", {"STREAMSPARK_WARMUP": "false"})
+    assert not warmup_enabled("local[2]", {"STREAMSPARK_WARMUP": " Off"})  # as STREAMSPARK_JVM_ARCHIVE reads
     assert not warmup_enabled("spark://host:7077", {})  # a cluster's executors are not ours to warm
 
 
