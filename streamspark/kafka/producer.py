@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 import confluent_kafka
 
-from ..models.types import Headers
 from .configuration import ConnectionConfig
+
+if TYPE_CHECKING:  # models imports this module (topic admin): a runtime import would be circular
+    from ..models.types import Headers
 
 __all__ = ("Producer",)
 

@@ -1,0 +1,43 @@
+"""Every public name and every package imports as the first import of a fresh interpreter.
+
+Inside one test process the import order is fixed by whatever ran first, which hides import
+cycles (``from streamspark import ConnectionConfig`` used to fail with a circular import of
+``streamspark.kafka.producer`` when nothing else had been imported before it).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import streamspark
+
+_ROOT = Path(streamspark.__file__).parent
+_PACKAGES = sorted(
+    ".".join(("streamspark", *init.parent.relative_to(_ROOT).parts))
+    for init in _ROOT.rglob("__init__.py")
+)
+
+
+def _import_first(statement: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("name", [n for n in streamspark.__all__ if n != "__version__"])
+def test_public_name_imports_first(name: str) -> None:
+    done = _import_first(f"from streamspark import {name}; print({name}.__name__)")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == name
+
+
+def test_packages_are_found() -> None:
+    assert "streamspark.kafka" in _PACKAGES and len(_PACKAGES) > 10
+
+
+@pytest.mark.parametrize("package", _PACKAGES)
+def test_package_imports_first(package: str) -> None:
+    done = _import_first(f"import {package}")
+    assert done.returncode == 0, done.stderr[-2000:]
