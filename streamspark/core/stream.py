@@ -39,6 +39,8 @@ class StateProvider(Protocol):
 
     def state(self, stream_id: str, key: Any, step: str = ...) -> Any: ...
 
+    def state_getter(self, stream_id: str, step: str = ...) -> Callable[[Any], Any]: ...
+
 
 class Emitter(Protocol):
     """What compiled output nodes call to send records out of the pipeline."""
@@ -174,18 +176,16 @@ def _stateful(node: StreamNode, states: Optional[StateProvider]) -> Callable[...
         raise InvalidTopology(f"{describe(node)} is stateful and needs a state provider to compile")
     func = node.func
     assert func is not None
-    stream_id = node.options["stream_id"]
-    step = describe(node)
-    get_state = states.state
+    state_of = states.state_getter(node.options["stream_id"], describe(node))
     if node.metadata:
 
         def with_state_meta(v: Any, k: Any, t: int, h: Any) -> Any:
-            return func(v, k, t, h, get_state(stream_id, k, step))
+            return func(v, k, t, h, state_of(k))
 
         return with_state_meta
 
     def with_state(v: Any, k: Any, t: int, h: Any) -> Any:
-        return func(v, get_state(stream_id, k, step))
+        return func(v, state_of(k))
 
     return with_state
 
@@ -296,17 +296,25 @@ def _compile_node(
         key_fn = func
         if emitter is None:
             raise InvalidTopology("to_topic() needs an emitter to compile")
-        send_topic = emitter.to_topic
+        sender = getattr(emitter, "topic_sender", None)
+        if sender is not None:
+            send = sender(topic)
+        else:
+            to_topic = emitter.to_topic
+
+            def send(v: Any, k: Any, t: int, h: Any) -> None:
+                to_topic(topic, v, k, t, h)
+
         if key_fn is None:
 
             def push(v: Any, k: Any, t: int, h: Any) -> None:
-                send_topic(topic, v, k, t, h)
+                send(v, k, t, h)
                 nxt(v, k, t, h)
 
         else:
 
             def push(v: Any, k: Any, t: int, h: Any) -> None:
-                send_topic(topic, v, key_fn(v), t, h)
+                send(v, key_fn(v), t, h)
                 nxt(v, k, t, h)
 
         return push

@@ -13,7 +13,7 @@ import pickle
 import zlib
 import time
 import traceback
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 import pyarrow as pa
 
@@ -124,6 +124,8 @@ class _Emitter:
         self.buckets = 1
         self.ctx: MessageContext = MessageContext()
         self.produced = 0
+        #: the ``topic_sender`` of each output topic (by object id)
+        self._senders: dict[int, Callable[[Any, Any, int, Any], None]] = {}
 
     @staticmethod
     def _plan_sinks(plan: PipelinePlan) -> list[tuple[int, BaseSink]]:
@@ -133,31 +135,51 @@ class _Emitter:
         return _Fatal(exc, stage, self.ctx.topic, self.ctx.partition, self.ctx.offset)
 
     def to_topic(self, topic: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
+        self.topic_sender(topic)(value, key, timestamp, headers)
+
+    def topic_sender(self, topic: Any) -> Callable[[Any, Any, int, Any], None]:
+        """``send(value, key, timestamp, headers)`` to ``topic``, made once per topic (compiled
+        pipelines call it once per output record): serializes with the topic's serializers,
+        hands a serialization error to ``on_producer_error``, produces (waiting while the local
+        queue is full) and, in exactly-once mode, inside this unit's transaction."""
+        send = self._senders.get(id(topic))
+        if send is None:
+            send = self._senders[id(topic)] = self._new_sender(topic)
+        return send
+
+    def _new_sender(self, topic: Any) -> Callable[[Any, Any, int, Any], None]:
+        serialize = topic._serializer()
+        name = topic.name
         producer = self.producer
+        produce = producer.produce
+        on_error = self.plan.on_producer_error
         txn = self.txn
-        if txn is not None:
-            if txn.done:
-                return  # an earlier attempt of this batch committed these outputs
-            txn.begin()
-        ctx = self.ctx
-        try:
-            skey, svalue, out_headers = topic._serializer()(key, value, headers)
-        except Exception as exc:
-            if not self.plan.on_producer_error(exc, Row(value, key, timestamp, ctx, headers), logger):
-                raise self._fail(exc, "producer") from exc
-            return
-        timestamp = timestamp or 0  # 0 (also for None): the producer stamps the message
-        while True:
+
+        def send(value: Any, key: Any, timestamp: int, headers: Any) -> None:
+            if txn is not None:
+                if txn.done:
+                    return  # an earlier attempt of this batch committed these outputs
+                txn.begin()
             try:
-                producer.produce(topic.name, svalue, skey, headers=out_headers or None, timestamp=timestamp)
-                break
-            except BufferError:  # the local queue is full: let deliveries drain
-                producer.poll(0.5)
-        # serve delivery reports now and then (each poll is a call into librdkafka); the
-        # flush at the end of the task waits for the rest
-        self.produced += 1
-        if not self.produced % _POLL_EVERY:
-            producer.poll(0)
+                skey, svalue, out_headers = serialize(key, value, headers)
+            except Exception as exc:
+                if not on_error(exc, Row(value, key, timestamp, self.ctx, headers), logger):
+                    raise self._fail(exc, "producer") from exc
+                return
+            timestamp = timestamp or 0  # 0 (also for None): the producer stamps the message
+            while True:
+                try:
+                    produce(name, svalue, skey, headers=out_headers or None, timestamp=timestamp)
+                    break
+                except BufferError:  # the local queue is full: let deliveries drain
+                    producer.poll(0.5)
+            # serve delivery reports now and then (each poll is a call into librdkafka); the
+            # flush at the end of the task waits for the rest
+            self.produced += 1
+            if not self.produced % _POLL_EVERY:
+                producer.poll(0)
+
+        return send
 
     def to_group(self, node: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
         ctx = self.ctx

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import orjson
 
@@ -46,6 +46,8 @@ class KeyedStateStore:
         self._windows = windows if windows is not None else {}
         #: timer callbacks of windows (set by the engine; absent in ``sdf.test()``)
         self.tickers: Optional[list[Any]] = None
+        #: the ``State`` views handed out by :meth:`state_getter`, per (stream id, step)
+        self._views: dict[tuple[str, str], dict[bytes, State]] = {}
 
     def window_data(self, scope: str, key: Any) -> dict[str, Any]:
         """The window data dict of ``key`` in ``scope`` (a stream id and window name), created empty."""
@@ -69,7 +71,34 @@ class KeyedStateStore:
             data = self._data[scope] = {}
         return State(data, step)
 
+    def state_getter(self, stream_id: str, step: str = "a stateful step") -> Callable[[Any], State]:
+        """``f(key) -> State`` of ``stream_id``: :meth:`state` for a step that runs once per record.
+
+        The view of a bytes key (Kafka's usual key type, its own scope key) is made once and
+        handed out again; a view holds no values of its own, only the key's entries.
+
+        >>> store = KeyedStateStore()
+        >>> state_of = store.state_getter("clicks")
+        >>> state_of(b"u1").set("n", 1)
+        >>> state_of(b"u1").get("n"), store.state("clicks", b"u1").get("n")
+        (1, 1)
+        """
+        views = self._views.setdefault((stream_id, step), {})
+        make = self.state
+
+        def state_of(key: Any) -> State:
+            if key.__class__ is bytes:
+                view = views.get(key)
+                if view is None:
+                    view = views[key] = make(stream_id, key, step)
+                return view
+            return make(stream_id, key, step)
+
+        return state_of
+
     def purge_expired(self) -> None:
+        for views in self._views.values():  # a purged key's view would point at a dropped dict
+            views.clear()
         now = int(time.time() * 1000)
         for scope in list(self._data):
             entries = self._data[scope]

@@ -65,3 +65,21 @@ def test_expired_entries_are_not_persisted():
     store.state("s", b"k").set("t", 1, ttl=timedelta(milliseconds=1))
     time.sleep(0.01)
     assert len(KeyedStateStore.loads(store.dumps(), buckets=1)) == 0
+
+
+def test_state_getter_scopes_like_state_and_survives_a_purge():
+    store = KeyedStateStore(buckets=1)
+    clicks, views = store.state_getter("clicks", "apply(count)"), store.state_getter("views")
+    clicks(b"u1").set("n", 1)
+    clicks(b"u1").set("n", clicks(b"u1").get("n") + 1)
+    views(b"u1").set("n", 10)
+    clicks(1).set("n", 7)  # not bytes: scoped by its JSON, like state()
+    clicks(True).set("n", 8)  # equal to 1 in Python, a different key in state
+    assert [store.state(s, k).get("n") for s, k in [("clicks", b"u1"), ("views", b"u1"), ("clicks", 1), ("clicks", True)]] == [2, 10, 7, 8]
+    # a purge drops the key's emptied entries: a later set through the getter must still persist
+    clicks(b"u1").delete("n")
+    store.purge_expired()
+    clicks(b"u1").set("n", 3)
+    assert KeyedStateStore.loads(store.dumps(), buckets=1).state("clicks", b"u1").get("n") == 3
+    with pytest.raises(StateSerializationError, match=r"apply\(count\)"):
+        clicks(b"u2").set("bad", object())
