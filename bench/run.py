@@ -8,8 +8,9 @@ Workloads (~150-byte JSON values, 4 partitions, keys of 10k sensors):
 - W3 (windows): 10 s tumbling window per key on the payload's event time,
   ``.agg(avg=Mean("temp"), n=Count()).final()`` → to_topic;
 - W4 (data lake): every record into Hive-partitioned Parquet (year/month/day/hour) with the
-  embedded Iceberg catalog (streamspark and the bare loop only: the reference's lake sink needs
-  its vendor's storage client);
+  embedded Iceberg catalog. The reference's lake sink needs its vendor's storage client, so Quix
+  Streams runs its local Parquet file sink instead (``LocalFileSink(format="parquet")``: no hour
+  partitions, no catalog), and the bare loop writes the hour partitions without a catalog;
 - W5 (latency): the W1 pipeline while a producer sends 5k msg/s for 40 s; p50/p99 of
   receive time at a consumer of the output - send time carried in the value, over the messages
   sent after a 20 s warm-up (start-up excluded).
@@ -45,7 +46,7 @@ from pathlib import Path
 import sys
 import time
 import uuid
-from typing import Optional
+from typing import Callable, Optional
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -98,11 +99,21 @@ def count_and_delete(address: str, topic: str) -> int:
     return total
 
 
+def parquet_rows(root: str) -> int:
+    """The rows of every Parquet file under ``root`` (W4 outputs)."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.read_metadata(path).num_rows for path in Path(root).rglob("*.parquet"))
+
+
 def transform(v: dict) -> dict:
     return {**v, "tag": "hot"}
 
 
-def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1", poll_timeout: float = 1.0) -> float:
+def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1", poll_timeout: float = 1.0,
+              done: Optional[Callable[[int], bool]] = None, lake_dir: Optional[str] = None) -> float:
+    """The bare confluent-kafka loop over ``n`` input messages (or until ``done(seen)``); seconds
+    taken. W4 writes under ``lake_dir``."""
     import orjson
 
     c = Consumer({"bootstrap.servers": address, "group.id": f"bare-{uuid.uuid4().hex[:6]}", "auto.offset.reset": "earliest",
@@ -113,9 +124,9 @@ def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1", po
     counts: dict[bytes, int] = {}
     windows: dict[bytes, dict[int, tuple[float, int]]] = {}
     rows: list[dict] = []
-    lake_dir = tempfile.mkdtemp(prefix="bench-lake-")
+    lake_dir = lake_dir or tempfile.mkdtemp(prefix="bench-lake-")
     started = time.perf_counter()
-    while seen < n:
+    while seen < n and not (done is not None and done(seen)):
         for m in c.consume(10000, timeout=poll_timeout):
             if m.error():
                 continue
@@ -188,6 +199,7 @@ def count_state(value: dict, state) -> dict:
 
 
 def streamspark_run(address: str, src: str, out: str, n: int, state_dir: str, workload: str) -> float:
+    """streamspark over the input; W4 writes its lake under ``out`` (a directory)."""
     from streamspark import Application
 
     from streamspark.dataframe.windows import Count, Mean
@@ -206,7 +218,7 @@ def streamspark_run(address: str, src: str, out: str, n: int, state_dir: str, wo
     elif workload == "W3":
         sdf = sdf.tumbling_window(10_000).agg(avg=Mean("temp"), n=Count()).final()
     if workload == "W4":
-        sdf.sink(TSDataLakeSink(s3_prefix=tempfile.mkdtemp(prefix="bench-lake-"), table_name="readings",
+        sdf.sink(TSDataLakeSink(s3_prefix=out, table_name="readings",
                                 hive_columns=["year", "month", "day", "hour"], timestamp_column="ts"))
     else:
         sdf.to_topic(app.topic(out))
@@ -238,7 +250,9 @@ def run_w5(address: str, system: str, quix_python: Optional[str], broker_pid: in
     else:
         probe.start()
         with PeakRSS(tree=False) as mem:
-            bare_loop(address, src, out, n, "W1", poll_timeout=0.02)
+            # the probe may send fewer than n when its ticks fall behind: stop once all it sent arrived
+            bare_loop(address, src, out, n, "W1", poll_timeout=0.02,
+                      done=lambda seen: probe.done_producing.is_set() and seen >= probe.sent)
     probe.done_producing.wait()
     stats = probe.stop()
     outputs = count_and_delete(address, out)
@@ -262,7 +276,15 @@ def main() -> int:
         _get_spark()
         wait_warmup(120)
 
-    results = []
+    results: list[dict] = []
+
+    def record(row: dict) -> None:
+        """Keep a result and print it at once (an interrupted run still shows what it measured)."""
+        results.append(row)
+        if row["workload"] != "W5":
+            print(f"{row['workload']} {row['system']}: {row['seconds']:.2f}s, {row['outputs']} outputs, "
+                  f"peak {row['peak_mb']:.0f} MB", flush=True)
+
     workloads = args.workloads.split(",")
     quix_python = None if args.no_quix else _quix_python()
     with EmbeddedBroker(nice=args.broker_nice) as broker:
@@ -278,19 +300,27 @@ def main() -> int:
                     wait_broker_quiet(broker)
                     row = run_w5(broker.address, system, quix_python, broker_pid)
                     if row is not None:
-                        results.append(row)
+                        record(row)
                         print(f"W5 {system}: p50 {row['p50_ms']:.0f} ms, p99 {row['p99_ms']:.0f} ms "
                               f"({row['measured']} messages measured)", flush=True)
                 continue
-            out = make_topic(broker.address)
+            def new_output(prefix: str) -> str:
+                """Where a system writes: a fresh topic, or for W4 a fresh lake directory."""
+                return make_topic(broker.address) if workload != "W4" else tempfile.mkdtemp(prefix=prefix)
+
+            def outputs_of(out: str) -> int:
+                """What a system wrote (the topic is then deleted, see ``count_and_delete``)."""
+                return count_and_delete(broker.address, out) if workload != "W4" else parquet_rows(out)
+
+            out = new_output("bench_loop_lake_")
             wait_broker_quiet(broker)
             with PeakRSS(tree=False) as mem:
-                el = bare_loop(broker.address, src, out, args.messages, workload)
-            expected = count_and_delete(broker.address, out)
-            results.append({"workload": workload, "system": "confluent-kafka loop", "seconds": el, "outputs": expected,
-                            "peak_mb": mem.peak_mb})
-            if quix_python is not None and workload != "W4":
-                out = make_topic(broker.address)
+                el = bare_loop(broker.address, src, out, args.messages, workload, lake_dir=out)
+            record({"workload": workload, "system": "confluent-kafka loop", "seconds": el, "outputs": outputs_of(out),
+                    "peak_mb": mem.peak_mb})
+            if quix_python is not None:
+                # W4: Quix Streams writes with its Parquet file sink (see quix_workloads.py)
+                out = new_output("bench_quix_lake_")
                 wait_broker_quiet(broker)
                 proc = subprocess.Popen([quix_python, str(Path(__file__).with_name("quix_workloads.py")), broker.address,
                                          workload, src, out, tempfile.mkdtemp()], stdout=subprocess.PIPE,
@@ -299,18 +329,17 @@ def main() -> int:
                     stdout, stderr = proc.communicate()
                 if proc.returncode == 0:
                     el = json.loads(stdout.strip().splitlines()[-1])["seconds"]
-                    results.append({"workload": workload, "system": "quixstreams", "seconds": el,
-                                    "outputs": count_and_delete(broker.address, out), "peak_mb": mem.peak_mb})
+                    record({"workload": workload, "system": "quixstreams", "seconds": el, "outputs": outputs_of(out),
+                            "peak_mb": mem.peak_mb})
                 else:
                     print(f"quixstreams {workload} failed: {stderr[-1500:]}", file=sys.stderr)
             get_spark()
-            out = make_topic(broker.address)
+            out = new_output("bench_streamspark_lake_")
             wait_broker_quiet(broker)
             with PeakRSS(exclude=[broker_pid]) as mem:
                 el = streamspark_run(broker.address, src, out, args.messages, tempfile.mkdtemp(), workload)
-            outputs = count_and_delete(broker.address, out) if workload != "W4" else args.messages
-            results.append({"workload": workload, "system": "streamspark", "seconds": el, "outputs": outputs,
-                            "peak_mb": mem.peak_mb})
+            record({"workload": workload, "system": "streamspark", "seconds": el, "outputs": outputs_of(out),
+                    "peak_mb": mem.peak_mb})
         from pyspark.sql import SparkSession
 
         SparkSession.getActiveSession().stop()
@@ -342,7 +371,10 @@ def _quix_python() -> str:
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "quixstreams"], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "quixstreams[parquet]"], check=True)
+    elif subprocess.run([str(python), "-c", "import pyarrow"], capture_output=True).returncode != 0:
+        # a venv from before W4 ran on Quix Streams: add its Parquet extra
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "quixstreams[parquet]"], check=True)
     return str(python)
 
 

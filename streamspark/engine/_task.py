@@ -8,6 +8,7 @@ the micro-batch is not committed.
 
 from __future__ import annotations
 
+import gc
 import logging
 import pickle
 import zlib
@@ -486,6 +487,22 @@ def _spark_partition() -> int:
     return tc.partitionId() if tc is not None else 0
 
 
+#: garbage-collector thresholds of the worker processes. A task keeps many objects alive until
+#: it ends (a sink's buffered rows, a state bucket, a window's batch), and with CPython's
+#: defaults (700, 10, 10) every full collection walks all of them again: in-process, a task
+#: buffering 250k records for the lake sink spent 7.5 µs per record, 3.6 with these. Cycles are
+#: still collected, less often.
+WORKER_GC_THRESHOLDS = (50_000, 20, 100)
+
+
+def _task_start(plan: PipelinePlan) -> None:
+    """What every task body does first in its worker process: logging, GC thresholds."""
+    if plan.loglevel:
+        configure_logging(plan.loglevel)
+    if gc.get_threshold() != WORKER_GC_THRESHOLDS:
+        gc.set_threshold(*WORKER_GC_THRESHOLDS)
+
+
 def run_task(batches: Iterator[pa.RecordBatch], plan: PipelinePlan) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` body of stateless pipelines (the plain path): every record of the task,
     one summary row."""
@@ -501,8 +518,7 @@ def run_fused(chunks: Iterator[Iterable[tuple[Any, ...]]], plan: PipelinePlan) -
     """A stateless pipeline over chunks of source records: inside the source's ``read()`` (the
     fused path: no Arrow batch, no trip through the JVM) or over ``mapInArrow`` batches
     (:func:`run_task`)."""
-    if plan.loglevel:
-        configure_logging(plan.loglevel)
+    _task_start(plan)
     processor = TaskProcessor(plan, _spark_partition())
     for records in chunks:
         if processor.failed:
@@ -526,8 +542,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
 
     from ..state.store import KeyedStateStore
 
-    if plan.loglevel:
-        configure_logging(plan.loglevel)
+    _task_start(plan)
     parts = list(frames) if frames is not None else []
     frame = pd.concat(parts, ignore_index=True) if parts else None  # none on a timer-only call
     grouped = bool(plan.group_nodes)
@@ -606,8 +621,7 @@ def run_pre_shuffle(batches: Iterator[pa.RecordBatch], plan: PipelinePlan, bucke
     Yields the re-keyed records (with their bucket) and one summary row in the reserved
     bucket -1, which the next stage passes through to the driver.
     """
-    if plan.loglevel:
-        configure_logging(plan.loglevel)
+    _task_start(plan)
     processor = TaskProcessor(plan, _spark_partition(), stage="pre", buckets=buckets)
     for batch in batches:
         if processor.failed:

@@ -146,6 +146,27 @@ def conform_table(table: pa.Table, schema: Optional[pa.Schema]) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
 
+class _Group:
+    """The rows of one Hive partition while they are collected: values as given, with the
+    message keys and each row's timestamp (the value's, or the Kafka timestamp when the value
+    has none)."""
+
+    __slots__ = ("path", "partition", "values", "keys", "stamps", "filled")
+
+    def __init__(self, path: tuple[str, ...], partition: dict[str, Any]) -> None:
+        self.path = path
+        self.partition = partition
+        self.values: list[dict[str, Any]] = []
+        self.keys: list[Any] = []
+        self.stamps: list[Any] = []
+        #: some value had no timestamp column (it gets the Kafka timestamp)
+        self.filled = False
+
+
+_MISSING = object()
+_SECONDS_PER_HOUR = 3600
+
+
 def plan_files(
     rows: Iterable[tuple[dict[str, Any], Any, int]],
     timestamp_column: str,
@@ -160,42 +181,139 @@ def plan_files(
       detected from the batch's first number; ISO strings and datetimes work too) and kept in
       the data as strings, so the table reads correctly through a catalog;
     - other hive columns are taken from the value; a missing value goes to ``__None__``;
-    - the key is stored in ``__key``.
+    - the key is stored in ``__key``;
+    - a file's columns are every field of its values (first seen first; a value without a
+      field has NULL there), then the timestamp column, ``__key`` and the time columns where
+      the values do not have them.
 
     The files come in a stable order (sorted by partition), each with at most
     ``max_rows_per_file`` rows when that is positive.
     """
     time_cols = [c for c in hive_columns if c in TIME_COLUMNS]
-    groups: dict[tuple[str, ...], tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+    # with only time columns, a partition follows from an integer timestamp's hour: worked out
+    # once per hour instead of once per row
+    by_hour_only = bool(time_cols) and len(time_cols) == len(hive_columns)
+    hour_groups: dict[int, _Group] = {}
+    groups: dict[tuple[str, ...], _Group] = {}
     unit: Optional[str] = None
+    hour_divisor = 0
     for value, key, timestamp in rows:
         if not isinstance(value, dict):
             raise TypeError(f"TSDataLakeSink accepts dict values only, got {type(value).__name__}: {value!r:.80}")
-        row = {k: _empty_dicts_to_none(v) for k, v in value.items()}
-        if timestamp_column not in row:
-            row[timestamp_column] = timestamp
-        row[KEY_COLUMN] = key
+        stamp = value.get(timestamp_column, _MISSING)
+        if stamp is _MISSING:
+            stamp = timestamp
+            filled = True
+        else:
+            filled = False
+            if isinstance(stamp, dict):
+                stamp = _empty_dicts_to_none(stamp)
+        group: Optional[_Group] = None
+        parts: dict[str, Optional[str]] = {}
         if time_cols:
-            stamp = row[timestamp_column]
             if unit is None and isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
                 unit = detect_unit(float(stamp))
-            parts = _time_parts(_to_datetime(stamp, unit, timestamp_column))
-            for col in time_cols:
-                row[col] = parts[col]
-        partition = {col: row.get(col) for col in hive_columns}
-        path = tuple(_segment(col, partition[col]) for col in hive_columns)
-        group = groups.get(path)
+                hour_divisor = _UNIT_DIVISOR[unit] * _SECONDS_PER_HOUR
+            if by_hour_only and type(stamp) is int:
+                hour = stamp // hour_divisor
+                group = hour_groups.get(hour)
+                if group is None:
+                    group = hour_groups[hour] = _group_of(
+                        groups, hive_columns, _time_parts(_to_datetime(stamp, unit, timestamp_column)),
+                        value, key, stamp, timestamp_column,
+                    )
+            else:
+                parts = _time_parts(_to_datetime(stamp, unit, timestamp_column))
         if group is None:
-            group = groups[path] = (partition, [])
-        group[1].append(row)
+            group = _group_of(groups, hive_columns, parts, value, key, stamp, timestamp_column)
+        group.values.append(value)
+        group.keys.append(key)
+        group.stamps.append(stamp)
+        if filled:
+            group.filled = True
     planned = []
     for path in sorted(groups):
-        partition, group_rows = groups[path]
-        step = max_rows_per_file if max_rows_per_file > 0 else len(group_rows)
-        for start in range(0, len(group_rows), step):
-            try:
-                table = pa.Table.from_pylist(group_rows[start:start + step])
-            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-                raise TypeError(f"Values of partition {'/'.join(path) or '(none)'} have mixed types: {exc}") from exc
-            planned.append(PlannedFile(path, partition, conform_table(table, schema)))
+        group = groups[path]
+        table = conform_table(_group_table(group, timestamp_column, time_cols), schema)
+        step = max_rows_per_file if max_rows_per_file > 0 else table.num_rows
+        for start in range(0, table.num_rows, step):
+            planned.append(PlannedFile(path, group.partition, table.slice(start, step)))
     return planned
+
+
+def _group_of(
+    groups: dict[tuple[str, ...], _Group], hive_columns: Sequence[str], parts: dict[str, Optional[str]],
+    value: dict[str, Any], key: Any, stamp: Any, timestamp_column: str,
+) -> _Group:
+    """The group of the Hive partition of a row (made on first use)."""
+    partition: dict[str, Any] = {}
+    for col in hive_columns:
+        if col in parts:
+            partition[col] = parts[col]
+        elif col == KEY_COLUMN:
+            partition[col] = key
+        elif col == timestamp_column:
+            partition[col] = stamp
+        else:
+            partition[col] = _empty_dicts_to_none(value.get(col))
+    path = tuple(_segment(col, partition[col]) for col in hive_columns)
+    group = groups.get(path)
+    if group is None:
+        group = groups[path] = _Group(path, partition)
+    return group
+
+
+class _NotFlat(Exception):
+    """Values the columnar build leaves to the row-by-row one."""
+
+
+def _group_table(group: _Group, timestamp_column: str, time_cols: Sequence[str]) -> pa.Table:
+    """The Arrow table of a group's rows (see :func:`plan_files` for its columns).
+
+    Flat values (no nested dicts or lists) are converted by Arrow in one call
+    (:func:`_columnar_table`); anything else, including values Arrow rejects, is built row by
+    row (:func:`_row_table`), which also words the errors. Both give the same table.
+    """
+    try:
+        return _columnar_table(group, timestamp_column, time_cols)
+    except (_NotFlat, pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return _row_table(group, timestamp_column, time_cols)
+
+
+def _set_column(table: pa.Table, name: str, column: pa.Array) -> pa.Table:
+    index = table.schema.get_field_index(name)
+    return table.set_column(index, name, column) if index >= 0 else table.append_column(name, column)
+
+
+def _columnar_table(group: _Group, timestamp_column: str, time_cols: Sequence[str]) -> pa.Table:
+    values = pa.array(group.values)
+    if values.type.num_fields == 0 or any(pa.types.is_nested(field.type) for field in values.type):
+        raise _NotFlat()
+    table = pa.Table.from_struct_array(values)
+    if group.filled:
+        table = _set_column(table, timestamp_column, pa.array(group.stamps))
+    table = _set_column(table, KEY_COLUMN, pa.array(group.keys))
+    for col in time_cols:
+        table = _set_column(table, col, pa.array([group.partition[col]] * table.num_rows))
+    return table
+
+
+def _row_table(group: _Group, timestamp_column: str, time_cols: Sequence[str]) -> pa.Table:
+    names: dict[str, None] = {}
+    rows = []
+    for value in group.values:
+        rows.append({k: _empty_dicts_to_none(v) for k, v in value.items()})
+        for name in value:
+            if name not in names:
+                names[name] = None
+    for name in (timestamp_column, KEY_COLUMN, *time_cols):
+        names.setdefault(name)
+    columns: dict[str, list[Any]] = {name: [row.get(name) for row in rows] for name in names}
+    columns[timestamp_column] = group.stamps
+    columns[KEY_COLUMN] = group.keys
+    for col in time_cols:
+        columns[col] = [group.partition[col]] * len(rows)
+    try:
+        return pa.Table.from_pydict(columns)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise TypeError(f"Values of partition {'/'.join(group.path) or '(none)'} have mixed types: {exc}") from exc

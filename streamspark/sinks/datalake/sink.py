@@ -154,6 +154,8 @@ class TSDataLakeSink(BaseSink):
         self._seen: set[Any] = set()
         self._written: list[dict[str, Any]] = []
         self._schema: Any = None
+        #: this instance has written files (in a worker: a Spark task of this run flushed)
+        self._flushed = False
         # driver side; ``_horizon_ms``: the time up to which the driver has seen every record
         # (None outside a streaming run: the tracker then uses the wall clock, like the reference)
         self._horizon_ms: Optional[int] = None
@@ -165,15 +167,21 @@ class TSDataLakeSink(BaseSink):
 
     # --- worker side -----------------------------------------------------------------------
     def setup(self) -> None:
-        """Check the storage (create the bucket if allowed) and read the table's schema."""
+        """Check the storage (create the bucket if allowed) and read the table's schema.
+
+        In a Spark task of a streaming run the driver has already checked the catalog and
+        shipped the table's schema with the sink, so the task does not connect to the catalog
+        (nor import its client) here.
+        """
         self.storage.check(create=self.auto_create_bucket)
-        if self.catalog.enabled:
+        in_task = _in_spark_task()
+        if self.catalog.enabled and not (in_task and self._streaming):
             table = self.catalog.load_table()
             if table is not None:
                 self.catalog.validate(table)
                 self._schema = plain_schema(table.schema().as_arrow())
         self._validate_layout()
-        if not _in_spark_task():
+        if not in_task:
             self._timeout.start()  # standalone use and the driver; never in Spark workers
 
     def _validate_layout(self) -> None:
@@ -211,10 +219,14 @@ class TSDataLakeSink(BaseSink):
                 self._after_standalone_flush([])
             return
         started = time.monotonic()
-        if self._schema is None and self.catalog.enabled:
+        if self._schema is None and self.catalog.enabled and (identity is None or self._flushed):
+            # the table did not exist when the query started. A task's first flush writes its
+            # values' own types (the driver conforms the files to the table it creates or
+            # finds); later flushes of this worker read the schema the driver registered.
             schema = self.catalog.arrow_schema()
             self._schema = plain_schema(schema) if schema is not None else None
         files = self._write(rows, identity)
+        self._flushed = True
         logger.info("Wrote %d row(s) in %d file(s) to %s in %.2fs", len(rows), len(files),
                     self.storage.url(self.table_name), time.monotonic() - started)
         if identity is None:
@@ -384,6 +396,7 @@ class TSDataLakeSink(BaseSink):
         state = self.__dict__.copy()
         state["_rows"], state["_written"], state["_seen"], state["_pending_files"] = [], [], set(), []
         state["_pending_seen"] = set()
+        state["_flushed"] = False
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -63,6 +63,31 @@ def test_lake_rows_partitions_and_catalog(make_app, kafka, tmp_path):
     assert all("streamspark.batch-id" in p and "streamspark.query-id" in p for p in props)
 
 
+def test_tasks_types_are_conformed_to_the_table_across_batches(make_app, kafka, tmp_path):
+    """Tasks take the table's schema from the driver, not the catalog: in the first batch (no
+    table yet) each task writes its own types (ints in one partition, floats in the other) and
+    the driver conforms them; later batches' ints still land in the double column."""
+    topic = kafka.new_topic(partitions=2)
+    readings = [{"ts_ms": T0 + i, "temp": (20 + i) if i % 2 == 0 else 20.5 + i, "i": i} for i in range(8)]
+    kafka.produce(topic, [
+        {"value": json.dumps(r).encode(), "key": b"k", "partition": r["i"] % 2} for r in readings
+    ])
+    root = tmp_path / "lake"
+    sink = TSDataLakeSink(s3_prefix=str(root), table_name="readings", hive_columns=["year"],
+                          timestamp_column="ts_ms")
+    app = make_app(max_records_per_partition=2)  # two micro-batches
+    app.dataframe(app.topic(topic)).sink(sink)
+    app.run(timeout=3)
+
+    import pyarrow.parquet as pq
+
+    files = sorted((root / "readings").rglob("*.parquet"))
+    assert len({f.name.split("-")[1] for f in files}) == 2  # files of two batches
+    assert {str(pq.read_schema(f).field("temp").type) for f in files} == {"double"}
+    rows = sorted(sink.catalog.load_table().scan().to_arrow().to_pylist(), key=lambda r: r["i"])
+    assert [r["temp"] for r in rows] == [float(r["temp"]) for r in readings]
+
+
 def test_non_dict_values_fail_the_batch_and_lose_nothing(make_app, kafka, tmp_path):
     topic = kafka.new_topic()
     kafka.produce(topic, json_messages([{"ts_ms": T0, "v": 1}, 42, {"ts_ms": T0, "v": 3}]))
