@@ -47,6 +47,10 @@ class Emitter(Protocol):
 
     def to_topic(self, topic: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None: ...
 
+    def topic_sender(self, topic: Any) -> Callable[[Any, Any, int, Any], None]:
+        """``send(value, key, timestamp, headers)`` to ``topic`` (compiled once per to_topic node)."""
+        ...
+
     def to_sink(self, sink: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None: ...
 
     def to_group(self, node: "StreamNode", value: Any, key: Any, timestamp: int, headers: Any) -> None: ...
@@ -296,15 +300,7 @@ def _compile_node(
         key_fn = func
         if emitter is None:
             raise InvalidTopology("to_topic() needs an emitter to compile")
-        sender = getattr(emitter, "topic_sender", None)
-        if sender is not None:
-            send = sender(topic)
-        else:
-            to_topic = emitter.to_topic
-
-            def send(v: Any, k: Any, t: int, h: Any) -> None:
-                to_topic(topic, v, k, t, h)
-
+        send = emitter.topic_sender(topic)
         if key_fn is None:
 
             def push(v: Any, k: Any, t: int, h: Any) -> None:

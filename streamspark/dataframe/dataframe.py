@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import contextvars
+import functools
 import pprint
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Literal, Optional, Union
@@ -46,6 +47,9 @@ class _TestEmitter:
     def to_topic(self, topic: Topic, value: Any, key: Any, timestamp: int, headers: Headers) -> None:
         msg = topic.serialize(key=key, value=value, headers=headers, timestamp_ms=timestamp)
         self.produced.append((topic.name, msg.key, msg.value, timestamp, headers))
+
+    def topic_sender(self, topic: Topic) -> Callable[[Any, Any, int, Headers], None]:
+        return functools.partial(self.to_topic, topic)
 
     def to_group(self, node: StreamNode, value: Any, key: Any, timestamp: int, headers: Headers) -> None:
         raise AssertionError("sdf.test() re-keys group_by() in place; nothing is shuffled")
