@@ -61,6 +61,27 @@ _producers: dict[str, tuple[Any, DeliveryReports]] = {}
 _sinks: dict[tuple[str, int], BaseSink] = {}
 
 
+class _RawRecords(list):  # type: ignore[type-arg]
+    """Source records a sink took as one chunk of raw JSON values (``BaseSink._add_json``):
+    what the sink replay holds for them."""
+
+
+def _raw_json_sinks(plan: PipelinePlan, sinks: dict[int, BaseSink]) -> dict[str, tuple[int, BaseSink]]:
+    """Topics whose records go straight into a sink that takes raw JSON chunks (no step
+    between, nothing collected), with that sink's node id and instance."""
+    found: dict[str, tuple[int, BaseSink]] = {}
+    if plan.collect:
+        return found
+    for name, root in plan.roots.items():
+        if len(root.children) != 1 or root.children[0].kind != "sink" or root.children[0].children:
+            continue
+        node_id = root.children[0].id
+        sink = sinks.get(node_id)
+        if sink is not None and type(sink)._add_json is not BaseSink._add_json and plan.topics[name]._raw_json_values():
+            found[name] = (node_id, sink)
+    return found
+
+
 class _Fatal(Exception):
     """An unhandled error with where it happened."""
 
@@ -116,7 +137,7 @@ class _Emitter:
         self.sinks = sinks  # node id -> started instance
         self.sink_ids = {id(obj): node_id for node_id, obj in self._plan_sinks(plan)}
         #: what each sink received since its last flush, to feed it again after backpressure
-        self.replay: dict[int, list[tuple[Any, ...]]] = {node_id: [] for node_id in sinks}
+        self.replay: dict[int, list[Any]] = {node_id: [] for node_id in sinks}
         self.producer: Any
         self.reports: DeliveryReports
         self.producer, self.reports = (txn.producer, txn.reports) if txn is not None else _producer(plan.producer_config)
@@ -279,6 +300,8 @@ class TaskProcessor:
         self.emitter: Optional[_Emitter] = None
         self.pushes: dict[str, Any] = {}
         self.group_pushes: dict[int, Any] = {}
+        #: topics whose chunks of records go to a sink whole, as raw JSON (see ``_sink_raw``)
+        self.raw_sinks: dict[str, tuple[int, BaseSink]] = {}
         self.txn: Any = None
         #: windows computed a batch at a time (the columnar path), flushed after each batch; only
         #: with one input tree, or the outputs of the trees would reorder against each other
@@ -298,6 +321,8 @@ class TaskProcessor:
                     for node in plan.group_nodes
                 }
             else:
+                if stage == "all":
+                    self.raw_sinks = _raw_json_sinks(plan, self.sinks)
                 self.pushes = {
                     name: compose(root, collect=leaf, emitter=self.emitter, states=states, split_groups=stage == "pre",
                                   batched=self.batched)
@@ -325,6 +350,10 @@ class TaskProcessor:
         if self.error is not None:
             return
         try:
+            if self.raw_sinks and records.__class__ is list and records:
+                target = self.raw_sinks.get(records[0][0])  # type: ignore[index]
+                if target is not None and self._sink_raw(records, *target):  # type: ignore[arg-type]
+                    return
             self._process(records)
             self._flush_batched()
         except _Fatal as fatal:
@@ -353,6 +382,38 @@ class TaskProcessor:
             if not self.plan.on_processing_error(exc, Row(value, key, timestamp, ctx, headers), logger):
                 raise _Fatal(exc, "processing", ctx.topic, ctx.partition, ctx.offset) from exc
             self.skipped += 1
+
+    def _sink_raw(self, records: list[tuple[Any, ...]], node_id: int, sink: BaseSink) -> bool:
+        """Give a chunk of one topic's records to the sink as raw JSON values; False when the
+        sink refuses it (the records then take the per-record path)."""
+        topics, parts, offsets, stamps, _, keys, values, _ = zip(*records)
+        if topics.count(topics[0]) != len(topics):
+            return False
+        try:
+            taken = sink._add_json(values, keys, stamps)
+        except Exception as exc:
+            raise _Fatal(exc, "sink", topics[0], parts[0], offsets[0]) from exc
+        if not taken:
+            return False
+        assert self.emitter is not None
+        self.emitter.replay[node_id].append(_RawRecords(records))
+        self.input_count += len(records)
+        self.counter[0] += len(records)
+        on_processed = self.plan.on_message_processed
+        if on_processed is not None:
+            for tname, part, offset in zip(topics, parts, offsets):
+                on_processed(tname, part, offset)
+        return True
+
+    def _resend_raw(self, sink: BaseSink, records: _RawRecords) -> None:
+        """Feed a sink again the records it took as a raw chunk (after backpressure)."""
+        topics, parts, offsets, stamps, _, keys, values, _ = zip(*records)
+        if sink._add_json(values, keys, stamps):
+            return
+        deserialize = self.plan.topics[topics[0]]._deserializer()
+        for tname, part, offset, stamp, stamp_type, key, value, headers in records:
+            for v, k, t in deserialize(value, key, headers, stamp, stamp_type):
+                sink.add(v, k, t, headers, tname, part, offset)
 
     def _process(self, records: Iterable[tuple[Any, ...]]) -> None:
         plan = self.plan
@@ -432,7 +493,10 @@ class TaskProcessor:
                             type(sink).__name__, len(records), exc.retry_after)
                 time.sleep(max(exc.retry_after, 0.0))
                 for args in records:
-                    sink.add(*args)
+                    if args.__class__ is _RawRecords:
+                        self._resend_raw(sink, args)
+                    else:
+                        sink.add(*args)
             except Exception as exc:
                 raise _Fatal(exc, "sink", None, None, None) from exc
         records.clear()

@@ -123,6 +123,19 @@ class Topic:
         """The function behind :meth:`deserialize` (the engine calls it per message)."""
         return self._deserialize_fn or self._build_deserialize()
 
+    def _raw_json_values(self) -> bool:
+        """True when a message becomes ``(loads(value), raw key, Kafka timestamp)`` with the
+        default JSON ``loads`` and nothing more (bytes keys, no split, no timestamp
+        extractor): a task may then give a sink the raw values of a whole chunk
+        (``BaseSink._add_json``)."""
+        from ...utils.json import loads
+
+        vd = self._value_deserializer
+        return (
+            isinstance(vd, JSONDeserializer) and vd._plain_loads() is loads and not vd.split_values
+            and type(self._key_deserializer) is BytesDeserializer and self._timestamp_extractor is None
+        )
+
     def _build_deserialize(self) -> Callable[..., List[Tuple[Any, Any, int]]]:
         """``deserialize`` specialised once for this topic's deserializers (it runs per message).
 

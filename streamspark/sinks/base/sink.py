@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 import logging
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from ...models.types import Headers
 from ._delivery import delivery_token
@@ -90,6 +90,16 @@ class BaseSink(abc.ABC):
 
     def on_paused(self) -> None:
         """Called when the batch is abandoned (backpressure or a failure): drop what is pending."""
+
+    def _add_json(self, values: Sequence[bytes], keys: Sequence[Optional[bytes]], timestamps: Sequence[int]) -> bool:
+        """Take a chunk of records whose values are still raw JSON; False refuses it.
+
+        The engine offers chunks only when a topic's values go straight into this sink (no
+        step between them), are decoded with the default JSON ``loads``, and keep their raw
+        bytes keys and Kafka timestamps. A refused chunk is decoded and :meth:`add`-ed record
+        by record; a sink that accepts must end up with what those calls would have given.
+        """
+        return False
 
     def _drain_for_driver(self) -> Any:
         """Return (and forget) what the driver-side instance should receive. See ``ListSink``."""

@@ -23,11 +23,12 @@ import logging
 import os
 import time
 import uuid
-from typing import Any, Callable, Optional, Sequence
+from itertools import islice
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from ...models.types import Headers
 from ..base.sink import BaseSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
-from ._layout import plain_schema, plan_files
+from ._layout import TIME_COLUMNS, plain_schema, plan_files
 from .catalog import LakeCatalog
 from .storage import LakeStorage
 from .timeout import StreamTimeoutTracker
@@ -151,6 +152,8 @@ class TSDataLakeSink(BaseSink):
         self.stream_timeout_durable = stream_timeout_durable
         # worker side
         self._rows: list[tuple[Any, Any, int]] = []
+        #: raw JSON chunks taken by ``_add_json`` (``_columnar.JsonChunk``); never beside ``_rows``
+        self._chunks: list[Any] = []
         self._seen: set[Any] = set()
         self._written: list[dict[str, Any]] = []
         self._schema: Any = None
@@ -203,6 +206,9 @@ class TSDataLakeSink(BaseSink):
                 f"TSDataLakeSink accepts dict values only, got {type(value).__name__} "
                 f"(topic={topic!r} partition={partition} offset={offset}); convert values with sdf.apply() first"
             )
+        if self._chunks:  # chunks taken whole come first: keep the order
+            self._rows.extend(self._chunk_rows())
+            self._chunks = []
         self._rows.append((value, key, timestamp))
         if self._timeout.enabled:
             try:
@@ -210,11 +216,37 @@ class TSDataLakeSink(BaseSink):
             except TypeError:
                 pass  # unhashable keys are not tracked
 
+    def _add_json(self, values: Sequence[bytes], keys: Sequence[Optional[bytes]], timestamps: Sequence[int]) -> bool:
+        """Take a chunk of raw JSON values decoded at once by Arrow (see ``_columnar``): when
+        the values are flat objects, the partitions all come from the timestamp and no record
+        was added one by one before (the order is kept)."""
+        if self._rows or any(col not in TIME_COLUMNS for col in self.hive_columns):
+            return False
+        from ._columnar import read_chunk
+
+        chunk = read_chunk(values, keys, timestamps, self.timestamp_column)
+        if chunk is None:
+            return False
+        self._chunks.append(chunk)
+        if self._timeout.enabled:
+            self._seen.update(keys)
+        return True
+
+    def _chunk_rows(self, limit: Optional[int] = None) -> list[tuple[Any, Any, int]]:
+        """The ``(value, key, timestamp)`` rows of the buffered chunks (the first ``limit``),
+        decoded as the per-record path decodes them."""
+        from ...utils.json import loads
+
+        rows: Iterator[tuple[bytes, Any, int]] = (
+            row for chunk in self._chunks for row in zip(chunk.values, chunk.keys, chunk.stamps)
+        )
+        return [(loads(value), key, stamp) for value, key, stamp in islice(rows, limit)]
+
     def flush(self) -> None:
         """Write the buffered rows (one file per Hive partition and size slice)."""
         rows, self._rows = self._rows, []
         identity = _task_identity()
-        if not rows:
+        if not rows and not self._chunks:
             if identity is None:
                 self._after_standalone_flush([])
             return
@@ -225,9 +257,13 @@ class TSDataLakeSink(BaseSink):
             # finds); later flushes of this worker read the schema the driver registered.
             schema = self.catalog.arrow_schema()
             self._schema = plain_schema(schema) if schema is not None else None
-        files = self._write(rows, identity)
+        count = len(rows) + sum(len(chunk) for chunk in self._chunks)
+        try:
+            files = self._write(rows, identity)
+        finally:
+            self._chunks = []
         self._flushed = True
-        logger.info("Wrote %d row(s) in %d file(s) to %s in %.2fs", len(rows), len(files),
+        logger.info("Wrote %d row(s) in %d file(s) to %s in %.2fs", count, len(files),
                     self.storage.url(self.table_name), time.monotonic() - started)
         if identity is None:
             self._after_standalone_flush(files)
@@ -237,10 +273,19 @@ class TSDataLakeSink(BaseSink):
     def _write(self, rows: list[tuple[Any, Any, int]], identity: Optional[tuple[str, int, int]]) -> list[dict[str, Any]]:
         import pyarrow.parquet as pq
 
-        sample = plan_files(rows[:100], self.timestamp_column, self.hive_columns, self._schema)
-        per_row = max(1, sum(p.table.nbytes for p in sample) // max(1, min(len(rows), 100)))
+        sample_rows = rows[:100] if rows else self._chunk_rows(100)
+        sample = plan_files(sample_rows, self.timestamp_column, self.hive_columns, self._schema)
+        per_row = max(1, sum(p.table.nbytes for p in sample) // max(1, len(sample_rows)))
         max_rows = max(1, self.target_file_size // per_row)
-        planned = plan_files(rows, self.timestamp_column, self.hive_columns, self._schema, max_rows)
+        planned = None
+        if self._chunks:
+            from ._columnar import plan_chunks
+
+            planned = plan_chunks(self._chunks, self.timestamp_column, self.hive_columns, self._schema, max_rows)
+            if planned is None:  # a layout or a mix of types the chunk path leaves to the plain one
+                rows = self._chunk_rows()
+        if planned is None:
+            planned = plan_files(rows, self.timestamp_column, self.hive_columns, self._schema, max_rows)
         if identity is not None:
             query_id, batch_id, spark_partition = identity
             stem = f"part-{batch_id:012d}-{query_id[:8]}-{spark_partition:05d}"
@@ -262,6 +307,7 @@ class TSDataLakeSink(BaseSink):
 
     def on_paused(self) -> None:
         self._rows = []
+        self._chunks = []
         self._written = []
 
     def _drain_for_driver(self) -> Any:
@@ -395,6 +441,7 @@ class TSDataLakeSink(BaseSink):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_rows"], state["_written"], state["_seen"], state["_pending_files"] = [], [], set(), []
+        state["_chunks"] = []
         state["_pending_seen"] = set()
         state["_flushed"] = False
         return state

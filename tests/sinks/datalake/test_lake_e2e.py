@@ -88,7 +88,44 @@ def test_tasks_types_are_conformed_to_the_table_across_batches(make_app, kafka, 
     assert [r["temp"] for r in rows] == [float(r["temp"]) for r in readings]
 
 
-def test_non_dict_values_fail_the_batch_and_lose_nothing(make_app, kafka, tmp_path):
+def _partition_contents(root, table):
+    """Each partition directory's column types and rows (by timestamp), whatever the file names."""
+    import pyarrow.parquet as pq
+
+    out = {}
+    for path in (root / table).rglob("*.parquet"):
+        data = pq.read_table(path, partitioning=None)
+        schemas, rows = out.setdefault(str(path.parent.relative_to(root)), (set(), []))
+        schemas.add(str(data.schema))
+        rows.extend(data.to_pylist())
+    return {d: (schemas, sorted(rows, key=lambda r: (r["ts_ms"], r["i"]))) for d, (schemas, rows) in out.items()}
+
+
+def test_raw_json_chunks_write_what_the_per_record_path_writes(make_app, kafka, tmp_path):
+    """``collect=False`` (as a production run): tasks hand the sink whole chunks of raw JSON;
+    with collection on, the same records go one by one. Same partitions, types and rows."""
+    topic = kafka.new_topic(partitions=2)
+    readings = [{"ts_ms": T0 + (i % 6) * 1_800_000 + i, "i": i, "temp": 20 + i if i % 3 else 20.5 + i,
+                 "site": ["north", "süd", "東"][i % 3], **({"ok": i % 4 == 0} if i % 2 else {})} for i in range(60)]
+    kafka.produce(topic, [
+        {"value": json.dumps(r).encode(), "key": f"k{r['i'] % 5}".encode(), "partition": r["i"] % 2}
+        for r in readings
+    ])
+    roots = {}
+    for collect in (False, True):
+        roots[collect] = root = tmp_path / f"lake-{collect}"
+        app = make_app()
+        app.dataframe(app.topic(topic)).sink(TSDataLakeSink(s3_prefix=str(root), table_name="t",
+                                                            hive_columns=["year", "month", "day", "hour"]))
+        app.run(timeout=3, collect=collect)
+    raw, plain = _partition_contents(roots[False], "t"), _partition_contents(roots[True], "t")
+    assert len(raw) == 3  # hours
+    assert raw == plain
+    assert sum(len(rows) for _, rows in raw.values()) == len(readings)
+
+
+@pytest.mark.parametrize("collect", [True, False])
+def test_non_dict_values_fail_the_batch_and_lose_nothing(make_app, kafka, tmp_path, collect):
     topic = kafka.new_topic()
     kafka.produce(topic, json_messages([{"ts_ms": T0, "v": 1}, 42, {"ts_ms": T0, "v": 3}]))
     root = tmp_path / "lake"
@@ -96,7 +133,7 @@ def test_non_dict_values_fail_the_batch_and_lose_nothing(make_app, kafka, tmp_pa
     app = make_app()
     app.dataframe(app.topic(topic)).sink(sink)
     with pytest.raises(ProcessingError) as info:
-        app.run(timeout=3)
+        app.run(timeout=3, collect=collect)  # without collection the task offers raw chunks first
     assert "dict values only" in str(info.value)
     assert info.value.offset == 1
     assert sink.catalog.load_table() is None  # nothing registered from the failed batch
