@@ -96,7 +96,7 @@ def read_chunk(
     if dated:  # strings that look like dates: the plain path keeps them strings
         names = table.column_names
         table = _read(buf, dated)
-        if table is None or table.column_names != sorted(names, key=lambda n: n not in dated):
+        if table is None or table.column_names != sorted(names, key=lambda name: name not in dated):
             return None
         table = table.select(names)  # explicit columns come first: back to the order of the values
     # a value with two documents gives two rows (and every value gives at least one)
