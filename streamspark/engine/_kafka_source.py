@@ -35,7 +35,7 @@ from ._arrow import ddl
 
 __all__ = (
     "KafkaDataSource", "SOURCE_SCHEMA", "SOURCE_COLUMNS", "ARROW_SCHEMA", "PACKED_SCHEMA", "source_options",
-    "fused_plan_option", "packed_options", "bucket_of_key", "bucket_of_partition",
+    "fused_plan_option", "packed_options", "bucket_of_key", "bucket_of_partition", "plan_tasks",
 )
 
 logger = logging.getLogger("streamspark")
@@ -235,6 +235,8 @@ class _KafkaStreamReader(DataSourceStreamReader):
         return end
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        """The micro-batch's tasks; each ``InputPartition`` holds a tuple of offset ranges
+        ``(topic, partition, first, stop)``, read one after another (:func:`plan_tasks`)."""
         ranges = []
         for topic, ends in end.items():
             starts = start.get(topic, {})
@@ -242,16 +244,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
                 begin = int(starts.get(p, stop))
                 if int(stop) > begin:
                     ranges.append((topic, int(p), begin, int(stop)))
-        # split ranges only so that every core gets a task: each piece is a fetch of its own (and
-        # a broker may send a whole partition's tail in one fetch), so more pieces cost more
-        pieces = max(1, -(-self._parallelism // max(len(ranges), 1)))
-        splits = []
-        for topic, p, begin, stop in ranges:
-            n = max(1, min(pieces, (stop - begin) // max(self._min_per_task, 1)))
-            step = -(-(stop - begin) // n)
-            for lo in range(begin, stop, step):
-                splits.append(InputPartition((topic, p, lo, min(lo + step, stop))))
-        return splits
+        return [InputPartition(task) for task in plan_tasks(ranges, self._parallelism, self._min_per_task)]
 
     def commit(self, end: dict) -> None:
         from confluent_kafka import TopicPartition
@@ -288,12 +281,11 @@ class _KafkaStreamReader(DataSourceStreamReader):
 
     def _read_packed(self, partition: InputPartition, buckets: int) -> Iterator[pa.RecordBatch]:
         """One Arrow batch per chunk of records: a row per state bucket present in the chunk."""
-        topic, part = partition.value[0], partition.value[1]
-        whole = bucket_of_partition(topic, part, buckets) if self._bucket_by_partition else None
         for rows in self._read_records(partition, pickled_headers=False):
+            part = rows[0][1]  # a chunk holds one range's records
             groups: dict[int, list[tuple[Any, ...]]]
-            if whole is not None:
-                groups = {whole: rows}
+            if self._bucket_by_partition:
+                groups = {bucket_of_partition(rows[0][0], part, buckets): rows}
             else:
                 groups = {}
                 crc32 = zlib.crc32
@@ -317,60 +309,109 @@ class _KafkaStreamReader(DataSourceStreamReader):
             )
 
     def _read_records(self, partition: InputPartition, pickled_headers: bool) -> Iterator[list[tuple[Any, ...]]]:
-        """The partition's records, ``_ROWS_PER_ARROW_BATCH`` at a time, each a tuple in
-        ``ARROW_SCHEMA`` order (topic, partition, offset, timestamp, timestamp type, key, value,
-        headers)."""
-        from confluent_kafka import KafkaError, KafkaException, TopicPartition
-
-        topic, part, begin, stop = partition.value
+        """The task's records, range after range, ``_ROWS_PER_ARROW_BATCH`` at a time (a chunk
+        never spans two ranges), each a tuple in ``ARROW_SCHEMA`` order (topic, partition,
+        offset, timestamp, timestamp type, key, value, headers)."""
         consumer = _worker_consumer(self._config_json)
-        consumer.assign([TopicPartition(topic, part, begin)])
-        rows: list[tuple[Any, ...]] = []
-        append = rows.append
-        position = begin
-        last_progress = time.monotonic()
         try:
-            while position < stop:
-                msgs = consumer.consume(num_messages=min(stop - position, 10_000), timeout=0.5)
-                if not msgs:
-                    # control records (transactions) and compaction leave gaps: ask the position
-                    pos = consumer.position([TopicPartition(topic, part)])[0].offset
-                    if pos >= stop:
-                        break
-                    if time.monotonic() - last_progress > self._timeout:
-                        raise KafkaSourceError(
-                            f"No data from {topic}[{part}] at offset {position} (planned up to {stop}) "
-                            f"within request_timeout={self._timeout}s"
-                        )
-                    continue
-                last_progress = time.monotonic()
-                for msg in msgs:
-                    err = msg.error()
-                    if err is not None:
-                        if err.code() == KafkaError._PARTITION_EOF:
-                            continue
-                        raise KafkaException(err)
-                    offset = msg.offset()
-                    if offset >= stop:
-                        position = stop
-                        break
-                    position = offset + 1
-                    ts_type, ts = msg.timestamp()
-                    hdrs = msg.headers()
-                    if hdrs and pickled_headers:
-                        hdrs = pickle.dumps(hdrs, protocol=pickle.HIGHEST_PROTOCOL)
-                    append((topic, part, offset, ts, ts_type, msg.key(), msg.value(), hdrs or None))
-                if len(rows) >= _ROWS_PER_ARROW_BATCH:
-                    yield rows
-                    rows = []
-                    append = rows.append
-            if rows:
-                yield rows
+            for topic, part, begin, stop in partition.value:
+                yield from self._read_range(consumer, topic, part, begin, stop, pickled_headers)
         finally:
             try:
                 consumer.unassign()
             except Exception:
                 _worker_consumers.pop(self._config_json, None)
+
+    def _read_range(
+        self, consumer: Any, topic: str, part: int, begin: int, stop: int, pickled_headers: bool
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+        consumer.assign([TopicPartition(topic, part, begin)])
+        rows: list[tuple[Any, ...]] = []
+        append = rows.append
+        position = begin
+        last_progress = time.monotonic()
+        while position < stop:
+            msgs = consumer.consume(num_messages=min(stop - position, 10_000), timeout=0.5)
+            if not msgs:
+                # control records (transactions) and compaction leave gaps: ask the position
+                pos = consumer.position([TopicPartition(topic, part)])[0].offset
+                if pos >= stop:
+                    break
+                if time.monotonic() - last_progress > self._timeout:
+                    raise KafkaSourceError(
+                        f"No data from {topic}[{part}] at offset {position} (planned up to {stop}) "
+                        f"within request_timeout={self._timeout}s"
+                    )
+                continue
+            last_progress = time.monotonic()
+            for msg in msgs:
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        continue
+                    raise KafkaException(err)
+                offset = msg.offset()
+                if offset >= stop:
+                    position = stop
+                    break
+                position = offset + 1
+                ts_type, ts = msg.timestamp()
+                hdrs = msg.headers()
+                if hdrs and pickled_headers:
+                    hdrs = pickle.dumps(hdrs, protocol=pickle.HIGHEST_PROTOCOL)
+                append((topic, part, offset, ts, ts_type, msg.key(), msg.value(), hdrs or None))
+            if len(rows) >= _ROWS_PER_ARROW_BATCH:
+                yield rows
+                rows = []
+                append = rows.append
+        if rows:
+            yield rows
+
+
+def plan_tasks(
+    ranges: list[tuple[str, int, int, int]], parallelism: int, min_per_task: int
+) -> list[tuple[tuple[str, int, int, int], ...]]:
+    """Spark tasks for a micro-batch's non-empty offset ranges ``(topic, partition, first, stop)``.
+
+    - Fewer ranges than cores: ranges are split so that every core gets a task, in pieces of at
+      least ``min_per_task`` records (each piece is a fetch of its own, so no more pieces).
+    - More ranges than cores and at most ``parallelism * min_per_task`` records in all (a
+      small batch, as under a steady trickle): the ranges are packed into one task per core,
+      balanced by records. A Spark task costs ~0.1 s of scheduling and Python-worker round
+      trips here, and a task per partition on fewer cores than partitions ran in waves.
+    - Otherwise: a task per range.
+
+    The result depends only on the arguments, so a replayed micro-batch gets the same tasks.
+
+    >>> plan_tasks([("t", 0, 0, 5), ("t", 1, 0, 3), ("t", 2, 0, 4)], parallelism=2, min_per_task=100)
+    [(('t', 0, 0, 5),), (('t', 1, 0, 3), ('t', 2, 0, 4))]
+    >>> plan_tasks([("t", 0, 0, 400)], parallelism=2, min_per_task=100)
+    [(('t', 0, 0, 200),), (('t', 0, 200, 400),)]
+    """
+    parallelism = max(parallelism, 1)
+    total = sum(stop - begin for _, _, begin, stop in ranges)
+    if len(ranges) > parallelism and total <= parallelism * min_per_task:
+        bins: list[list[tuple[str, int, int, int]]] = [[] for _ in range(parallelism)]
+        loads = [0] * parallelism
+        # largest first into the least loaded task (ties: input order), then each task in input order
+        order = sorted(range(len(ranges)), key=lambda i: (-(ranges[i][3] - ranges[i][2]), i))
+        for i in order:
+            target = loads.index(min(loads))
+            bins[target].append(ranges[i])
+            loads[target] += ranges[i][3] - ranges[i][2]
+        position = {r: i for i, r in enumerate(ranges)}
+        packed = [tuple(sorted(b, key=position.__getitem__)) for b in bins if b]
+        return sorted(packed, key=lambda task: position[task[0]])
+    pieces = max(1, -(-parallelism // max(len(ranges), 1)))
+    tasks: list[tuple[tuple[str, int, int, int], ...]] = []
+    for topic, p, begin, stop in ranges:
+        n = max(1, min(pieces, (stop - begin) // max(min_per_task, 1)))
+        step = -(-(stop - begin) // n)
+        for lo in range(begin, stop, step):
+            tasks.append(((topic, p, lo, min(lo + step, stop)),))
+    return tasks
 
 
 _fused_plans: dict[int, Any] = {}

@@ -17,7 +17,8 @@ def _reader(address: str = "127.0.0.1:1", parallelism: int = 2, min_per_task: in
 
 
 def _tasks(reader: _KafkaStreamReader, start: dict, end: dict) -> list[tuple]:
-    return [p.value for p in reader.partitions(start, end)]
+    """The tasks' offset ranges; a task of one range as that range."""
+    return [p.value[0] if len(p.value) == 1 else p.value for p in reader.partitions(start, end)]
 
 
 def test_partitions_are_split_only_to_give_every_core_a_task():
@@ -36,6 +37,27 @@ def test_partitions_are_split_only_to_give_every_core_a_task():
                      ("t", 1, 0, 125), ("t", 1, 125, 250), ("t", 2, 0, 90)]
 
 
+def test_small_batches_over_more_partitions_than_cores_are_packed_into_a_task_per_core():
+    reader = _reader(parallelism=2, min_per_task=100)
+    # 4 partitions, 2 cores, 60 records (<= 2 x 100): two tasks, balanced by records (largest
+    # range first into the lighter task: 25+10 and 15+10), each in partition order; the ranges
+    # are exactly the planned ones
+    start = {"t": {"0": 0, "1": 10, "2": 0, "3": 7}}
+    end = {"t": {"0": 25, "1": 20, "2": 15, "3": 17}}
+    tasks = _tasks(reader, start, end)
+    assert tasks == [(("t", 0, 0, 25), ("t", 3, 7, 17)), (("t", 1, 10, 20), ("t", 2, 0, 15))]
+    assert sorted(r for task in tasks for r in task) == sorted(
+        ("t", int(p), start["t"][p], end["t"][p]) for p in end["t"])
+    # the same batch planned again (a replay) gets the same tasks
+    assert _tasks(reader, start, end) == tasks
+    # past 2 x 100 records: a task per partition again
+    assert len(_tasks(reader, {"t": {"0": 0, "1": 0, "2": 0}}, {"t": {"0": 100, "1": 60, "2": 41}})) == 3
+    # two topics: packing mixes them; tasks and the ranges in each keep the planned order
+    two = _reader(parallelism=2, min_per_task=100)
+    assert _tasks(two, {"a": {"0": 0, "1": 0}, "b": {"0": 0}}, {"a": {"0": 5, "1": 9}, "b": {"0": 6}}) == [
+        (("a", 0, 0, 5), ("b", 0, 0, 6)), ("a", 1, 0, 9)]
+
+
 def test_read_records_are_tuples_in_source_column_order(kafka):
     topic = kafka.new_topic(partitions=1)
     kafka.produce(topic, [{"value": json.dumps({"i": i}).encode(), "key": f"k{i}".encode(), "timestamp": 1000 + i,
@@ -44,10 +66,27 @@ def test_read_records_are_tuples_in_source_column_order(kafka):
                              max_records_per_partition=100, request_timeout=10)
     reader = _KafkaStreamReader(options)
     try:
-        chunks = list(reader._read_records(InputPartition((topic, 0, 1, 3)), pickled_headers=False))
+        chunks = list(reader._read_records(InputPartition(((topic, 0, 1, 3),)), pickled_headers=False))
     finally:  # the worker-wide consumer this process opened
         _worker_consumers.pop(options["kafka_config"]).close()
     rows = [dict(zip(SOURCE_COLUMNS, r)) for chunk in chunks for r in chunk]
     assert [(r["offset"], r["key"], r["value"], r["timestamp"], r["headers"]) for r in rows] == [
         (1, b"k1", b'{"i": 1}', 1001, [("h", b"v")]), (2, b"k2", b'{"i": 2}', 1002, None)]
     assert {(r["topic"], r["partition"]) for r in rows} == {(topic, 0)}
+
+
+def test_a_task_of_several_ranges_reads_each_range_exactly(kafka):
+    topic = kafka.new_topic(partitions=3)
+    kafka.produce(topic, [{"value": b"%d" % i, "partition": i % 3} for i in range(30)])
+    options = source_options({"bootstrap.servers": kafka.address, "group.id": "multi"}, [topic], "earliest",
+                             max_records_per_partition=100, request_timeout=10)
+    reader = _KafkaStreamReader(options)
+    try:
+        chunks = list(reader._read_records(
+            InputPartition(((topic, 2, 3, 7), (topic, 0, 0, 2), (topic, 1, 9, 10))), pickled_headers=False))
+    finally:
+        _worker_consumers.pop(options["kafka_config"]).close()
+    # a chunk per range, in the task's order, each holding exactly its offsets
+    assert [[(r[1], r[2]) for r in chunk] for chunk in chunks] == [
+        [(2, 3), (2, 4), (2, 5), (2, 6)], [(0, 0), (0, 1)], [(1, 9)]]
+    assert [int(r[6]) % 3 for chunk in chunks for r in chunk] == [2, 2, 2, 2, 0, 0, 1]
