@@ -90,3 +90,13 @@ def test_a_task_of_several_ranges_reads_each_range_exactly(kafka):
     assert [[(r[1], r[2]) for r in chunk] for chunk in chunks] == [
         [(2, 3), (2, 4), (2, 5), (2, 6)], [(0, 0), (0, 1)], [(1, 9)]]
     assert [int(r[6]) % 3 for chunk in chunks for r in chunk] == [2, 2, 2, 2, 0, 0, 1]
+
+
+def test_docstring_examples():
+    import doctest
+
+    from streamspark.engine import _kafka_source, session
+
+    for module in (_kafka_source, session):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,22 @@
+"""Settings the shared SparkSession gets on a local master (engine/session.py)."""
+
+from __future__ import annotations
+
+from streamspark.engine.session import LOCAL_CHECKPOINT_FILE_MANAGER, _with_local_defaults
+
+KEY = "spark.sql.streaming.checkpointFileManagerClass"
+
+
+def test_local_defaults_add_the_checkpoint_file_manager_unless_the_user_chose_one():
+    assert _with_local_defaults({"spark.sql.shuffle.partitions": "4"})[KEY] == LOCAL_CHECKPOINT_FILE_MANAGER
+    mine = "org.example.MyCheckpointFileManager"
+    conf = {KEY: mine, "spark.sql.shuffle.partitions": "4"}
+    merged = _with_local_defaults(conf)
+    assert merged[KEY] == mine and merged["spark.sql.shuffle.partitions"] == "4"
+    assert conf == {KEY: mine, "spark.sql.shuffle.partitions": "4"}  # the caller's dict is left alone
+
+
+def test_shared_local_session_writes_checkpoints_through_the_filesystem_api(spark):
+    assert spark.conf.get(KEY) == LOCAL_CHECKPOINT_FILE_MANAGER
+    # the class exists in this Spark (a missing one fails only when a query starts)
+    assert spark._jvm.java.lang.Class.forName(LOCAL_CHECKPOINT_FILE_MANAGER) is not None
