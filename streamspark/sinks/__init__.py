@@ -3,8 +3,10 @@
 >>> from streamspark.sinks import ListSink, CSVSink, BatchingSink, SinkBackpressureError
 """
 
+from typing import Any
+
 from .base import BaseSink, BatchingSink, SinkBackpressureError, SinkBatch, SinkItem
-from .core import CSVSink, InfluxDB3Sink, ListSink
+from .core import CSVSink, ListSink
 
 __all__ = (
     "BaseSink",
@@ -16,3 +18,11 @@ __all__ = (
     "CSVSink",
     "InfluxDB3Sink",
 )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "InfluxDB3Sink":  # on first use (see streamspark.sinks.core)
+        from .core import InfluxDB3Sink
+
+        return InfluxDB3Sink
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

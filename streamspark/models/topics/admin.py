@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Union
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from ...exceptions import BrokerUnreachableError, StreamsparkException
-from ...kafka.configuration import ConnectionConfig
-from ...kafka.producer import broker_config
 from .config import TopicConfig
 from .topic import Topic
+
+if TYPE_CHECKING:  # the Kafka layer (and pydantic) is not imported by Spark task workers
+    from ...kafka.configuration import ConnectionConfig
 
 __all__ = ("TopicAdmin", "CreateTopicTimeout", "CreateTopicFailure")
 
@@ -43,6 +44,8 @@ class TopicAdmin:
         logger: logging.Logger = logger,
         extra_config: Optional[Mapping[str, Any]] = None,
     ) -> None:
+        from ...kafka.producer import broker_config
+
         self._config = {**broker_config(broker_address), **(extra_config or {})}
         self._address = self._config.get("bootstrap.servers")
         self._inner: Optional[AdminClient] = None
