@@ -429,6 +429,14 @@ class Application:
         logger.info("Checking topics on %s", self._config.broker_address.bootstrap_servers)
         self._topic_manager.ensure_topics()
         plan = self._plan(collect=collect, metadata=metadata)
+        callbacks: Optional[Any] = None
+        restore_callbacks: Callable[[], None] = lambda: None
+        if self._config.spark_master.startswith("local"):
+            # the pipeline runs in Spark's worker processes: the program's callbacks run here
+            from .engine.callbacks import CallbackServer, route_to_driver
+
+            callbacks = CallbackServer()
+            restore_callbacks = route_to_driver(plan, callbacks)
         sinks = {node.id: node.options["sink"] for node in plan.sink_nodes()}
         trigger = self._config.commit_interval if not limited else min(self._config.commit_interval, 0.5)
         self._runner = runner = QueryRunner(
@@ -446,9 +454,14 @@ class Application:
         )
         if self._stop_requested.is_set():
             runner.request_stop()
-        with self._signal_handlers(runner):
-            logger.info("Starting the streaming query (checkpoint: %s)", self.checkpoint_dir)
-            runner.run(RunLimits(timeout=timeout, count=count))
+        try:
+            with self._signal_handlers(runner):
+                logger.info("Starting the streaming query (checkpoint: %s)", self.checkpoint_dir)
+                runner.run(RunLimits(timeout=timeout, count=count))
+        finally:
+            restore_callbacks()
+            if callbacks is not None:
+                callbacks.close()
         self._runner = None
         self._stop_requested.clear()
         logger.info("Stopped after %d batch(es): %d in, %d out", runner.batches, runner.inputs, runner.outputs)

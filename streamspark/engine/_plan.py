@@ -30,10 +30,12 @@ class PipelinePlan:
     eos: Any = None
     #: ``.final()`` time windows with built-in aggregations take a batch at a time (columnar path)
     columnar_windows: bool = False
+    #: where ``print`` in a worker goes: the driver's stdout (``callbacks.forward_stdout``); None: the worker's own
+    stdout: Optional[Callable[[str], None]] = None
 
     @property
     def group_nodes(self) -> list[StreamNode]:
-        return [node for node in self._nodes() if node.kind == "group_by"]
+        return [node for node in self.nodes() if node.kind == "group_by"]
 
     def validate(self) -> None:
         """Reject what the engine cannot run yet, with a clear message."""
@@ -66,21 +68,21 @@ class PipelinePlan:
     def by_partition(self) -> bool:
         """True when a window closes by partition: state is then bucketed by Kafka partition, not by key."""
         return any(node.kind == "window" and getattr(node.options["window"], "clock", None) is not None
-                   and node.options["window"].clock.by_partition for node in self._nodes())
+                   and node.options["window"].clock.by_partition for node in self.nodes())
 
     @property
     def idle_ms(self) -> Optional[int]:
         """The shortest ``close_idle_after`` of the windows (None: no processing-time timers)."""
-        found = [node.options["window"].idle_ms for node in self._nodes()
+        found = [node.options["window"].idle_ms for node in self.nodes()
                  if node.kind == "window" and node.options["window"].idle_ms is not None]
         return min(found) if found else None
 
     @property
     def stateful(self) -> bool:
         """True when a step needs per-key state (the pipeline then runs per key bucket)."""
-        return any(node.options.get("stream_id") for node in self._nodes())
+        return any(node.options.get("stream_id") for node in self.nodes())
 
-    def _nodes(self) -> list[StreamNode]:
+    def nodes(self) -> list[StreamNode]:
         found = []
         stack = list(self.roots.values())
         while stack:
@@ -90,4 +92,4 @@ class PipelinePlan:
         return found
 
     def sink_nodes(self) -> list[StreamNode]:
-        return [node for node in self._nodes() if node.kind == "sink"]
+        return [node for node in self.nodes() if node.kind == "sink"]

@@ -28,6 +28,7 @@ from ..sinks.base.exceptions import SinkBackpressureError
 from ..sinks.base.sink import BaseSink
 from ..state.store import scope_key
 from ._arrow import ddl
+from .callbacks import flush_stdout, forward_stdout
 from ._producers import DeliveryReports, new_task_producer
 from ._kafka_source import SOURCE_COLUMNS
 from ._plan import PipelinePlan
@@ -92,6 +93,16 @@ class _Fatal(Exception):
         self.topic = topic
         self.partition = partition
         self.offset = offset
+
+
+def _skip(callback: Callable[..., bool], exc: BaseException, row: Any, stage: str, topic: Optional[str],
+          partition: Optional[int], offset: Optional[int]) -> bool:
+    """Ask an error callback whether to skip ``row``; an exception raised by the callback itself
+    stops the task like the error it was asked about (its exception is the cause)."""
+    try:
+        return bool(callback(exc, row, logger))
+    except Exception as callback_exc:
+        raise _Fatal(callback_exc, stage, topic, partition, offset) from callback_exc
 
 
 def _producer(config: dict[str, Any]) -> tuple[Any, DeliveryReports]:
@@ -185,7 +196,9 @@ class _Emitter:
             try:
                 skey, svalue, out_headers = serialize(key, value, headers)
             except Exception as exc:
-                if not on_error(exc, Row(value, key, timestamp, self.ctx, headers), logger):
+                ctx = self.ctx
+                if not _skip(on_error, exc, Row(value, key, timestamp, ctx, headers), "producer",
+                             ctx.topic, ctx.partition, ctx.offset):
                     raise self._fail(exc, "producer") from exc
                 return
             timestamp = timestamp or 0  # 0 (also for None): the producer stamps the message
@@ -379,7 +392,8 @@ class TaskProcessor:
         except _Fatal:
             raise
         except Exception as exc:
-            if not self.plan.on_processing_error(exc, Row(value, key, timestamp, ctx, headers), logger):
+            if not _skip(self.plan.on_processing_error, exc, Row(value, key, timestamp, ctx, headers), "processing",
+                         ctx.topic, ctx.partition, ctx.offset):
                 raise _Fatal(exc, "processing", ctx.topic, ctx.partition, ctx.offset) from exc
             self.skipped += 1
 
@@ -439,7 +453,7 @@ class TaskProcessor:
                     rows = deserialize(value, key, headers, stamp, stamp_type)
                 except Exception as exc:
                     raw = RawMessage(tname, part, offset, key, value, headers, stamp, stamp_type)
-                    if plan.on_consumer_error(exc, raw, logger):
+                    if _skip(plan.on_consumer_error, exc, raw, "consumer", tname, part, offset):
                         self.skipped += 1
                         continue
                     raise _Fatal(exc, "consumer", tname, part, offset) from exc
@@ -503,6 +517,7 @@ class TaskProcessor:
 
     def finish(self, payloads: Optional[dict[int, Any]] = None) -> dict[str, Any]:
         """Flush sinks then the producer (the commit order); return the summary fields."""
+        flush_stdout()
         sink_payloads: dict[int, Any] = {}
         if self.error is None and self.emitter is not None:
             try:
@@ -565,6 +580,7 @@ def _task_start(plan: PipelinePlan) -> None:
         configure_logging(plan.loglevel)
     if gc.get_threshold() != WORKER_GC_THRESHOLDS:
         gc.set_threshold(*WORKER_GC_THRESHOLDS)
+    forward_stdout(plan.stdout)  # type: ignore[arg-type]  # a DriverCall when set
 
 
 def run_task(batches: Iterator[pa.RecordBatch], plan: PipelinePlan) -> Iterator[pa.RecordBatch]:
@@ -724,5 +740,6 @@ def _flush_producer(emitter: _Emitter, plan: PipelinePlan) -> None:
         timestamp = msg.timestamp()[1]
         exc = KafkaProducerDeliveryError(err, msg.topic(), msg.partition(), key)
         ctx = MessageContext(key, msg.topic(), msg.partition(), None, len(value or b""), timestamp, headers)
-        if not plan.on_producer_error(exc, Row(value, key, timestamp, ctx, headers), logger):
+        if not _skip(plan.on_producer_error, exc, Row(value, key, timestamp, ctx, headers), "producer",
+                     msg.topic(), msg.partition(), None):
             raise _Fatal(exc, "producer", msg.topic(), msg.partition(), None)
