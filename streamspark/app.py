@@ -125,6 +125,30 @@ class ApplicationConfig(BaseSettings):
         return self.request_timeout
 
 
+#: parameters of the reference's ``Application`` that have no effect on Spark, and what replaces them
+IGNORED_PARAMETERS: dict[str, str] = {
+    "rocksdb_options": "state lives in Spark's state store (RocksDB provider); tune it through spark_conf "
+                       "(spark.sql.streaming.stateStore.rocksdb.*)",
+    "use_changelog_topics": "state is recovered from the Spark checkpoint under state_dir; there are no changelog topics",
+    "quix_portal_api": "Quix Cloud is not supported; pass broker_address",
+    "consumer_poll_timeout": "the Kafka source reads whole ranges per micro-batch; pace it with commit_interval "
+                             "and max_records_per_partition",
+    "producer_poll_timeout": "producers are polled by the engine and flushed at the end of every micro-batch",
+    "max_partition_buffer_size": "a micro-batch takes at most max_records_per_partition records of a partition",
+}
+_warned_ignored: set[str] = set()
+
+
+def _warn_ignored(**given: tuple[Any, Any]) -> None:
+    """Log once per process, for each parameter set to something other than its default, that it
+    has no effect and what replaces it."""
+    for name, (value, default) in given.items():
+        if value == default or name in _warned_ignored:
+            continue
+        _warned_ignored.add(name)
+        logger.warning("Application(%s=...) has no effect in streamspark: %s", name, IGNORED_PARAMETERS[name])
+
+
 class Application:
     """The entry point: topics, dataframes, and ``run()``.
 
@@ -191,6 +215,14 @@ class Application:
         state_buckets: int = 64,
     ) -> None:
         configure_logging(loglevel)
+        _warn_ignored(
+            rocksdb_options=(rocksdb_options, None),
+            use_changelog_topics=(use_changelog_topics, True),
+            quix_portal_api=(quix_portal_api, None),
+            consumer_poll_timeout=(consumer_poll_timeout, 1.0),
+            producer_poll_timeout=(producer_poll_timeout, 0.0),
+            max_partition_buffer_size=(max_partition_buffer_size, 10000),
+        )
         if quix_sdk_token or quix_config_builder is not None or os.environ.get("Quix__Sdk__Token"):
             raise StreamsparkException("Quix Cloud is not supported by streamspark; pass broker_address instead")
         if processing_guarantee not in ("at-least-once", "exactly-once"):

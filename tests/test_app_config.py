@@ -73,3 +73,35 @@ def test_clear_state_removes_the_checkpoint(tmp_path):
     (app.checkpoint_dir / "offsets").write_text("x")
     app.clear_state()
     assert not (tmp_path / "g").exists()
+
+
+@pytest.mark.parametrize(
+    "name, value, replacement",
+    [
+        ("rocksdb_options", object(), "spark.sql.streaming.stateStore.rocksdb"),
+        ("use_changelog_topics", False, "Spark checkpoint"),
+        ("quix_portal_api", "https://portal", "broker_address"),
+        ("consumer_poll_timeout", 3.0, "commit_interval"),
+        ("producer_poll_timeout", 1.0, "flushed at the end of every micro-batch"),
+        ("max_partition_buffer_size", 5, "max_records_per_partition"),
+    ],
+)
+def test_parameters_without_effect_warn_once_with_their_replacement(name, value, replacement, caplog, monkeypatch):
+    import streamspark.app as app_module
+
+    monkeypatch.setattr(app_module, "_warned_ignored", set())
+    with caplog.at_level("WARNING", logger="streamspark"):
+        Application("h:1", loglevel=None, **{name: value})
+        Application("h:1", loglevel=None, **{name: value})
+    warnings = [r.getMessage() for r in caplog.records if f"Application({name}=...)" in r.getMessage()]
+    assert len(warnings) == 1
+    assert replacement in warnings[0] and "no effect" in warnings[0]
+
+
+def test_parameters_at_their_defaults_do_not_warn(caplog, monkeypatch):
+    import streamspark.app as app_module
+
+    monkeypatch.setattr(app_module, "_warned_ignored", set())
+    with caplog.at_level("WARNING", logger="streamspark"):
+        Application("h:1", loglevel=None, use_changelog_topics=True, consumer_poll_timeout=1.0)
+    assert "no effect" not in caplog.text
