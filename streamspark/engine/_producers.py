@@ -14,9 +14,10 @@ task flushes its producer.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-__all__ = ("DeliveryReports", "reporting_config", "new_task_producer", "TASK_PRODUCER_DEFAULTS")
+__all__ = ("DeliveryReports", "reporting_config", "new_task_producer", "client_logger", "TASK_PRODUCER_DEFAULTS")
 
 #: settings of every task producer unless the application's producer config says otherwise
 TASK_PRODUCER_DEFAULTS: dict[str, Any] = {"enable.idempotence": True, "linger.ms": 5, "compression.type": "lz4"}
@@ -54,9 +55,25 @@ def reporting_config(config: dict[str, Any], reports: DeliveryReports) -> dict[s
     return {**config, "on_delivery": reports, "delivery.report.only.error": True}
 
 
+def client_logger() -> logging.Logger:
+    """The logger that task producers hand librdkafka's log lines to (``streamspark.kafka.client``).
+
+    librdkafka then logs through the producer's queue, served while a task polls or flushes it:
+    a producer a worker process keeps between micro-batches stays silent once the application
+    stopped (no reconnect chatter after a clean stop, e.g. when the broker goes away first).
+    Its level is WARNING unless the program set one: connection failures during a run are shown,
+    routine disconnects are not.
+    """
+    log = logging.getLogger("streamspark.kafka.client")
+    if log.level == logging.NOTSET:
+        log.setLevel(logging.WARNING)
+    return log
+
+
 def new_task_producer(config: dict[str, Any]) -> tuple[Any, DeliveryReports]:
     """A confluent-kafka producer with the task defaults under ``config``, and its failure reports."""
     from confluent_kafka import Producer
 
     reports = DeliveryReports()
-    return Producer(reporting_config({**TASK_PRODUCER_DEFAULTS, **config}, reports)), reports
+    settings = {**TASK_PRODUCER_DEFAULTS, "logger": client_logger(), **config}
+    return Producer(reporting_config(settings, reports)), reports
