@@ -13,7 +13,6 @@ import logging
 import pickle
 import zlib
 import time
-import traceback
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 import pyarrow as pa
@@ -29,6 +28,7 @@ from ..sinks.base.sink import BaseSink
 from ..state.store import scope_key
 from ._arrow import ddl
 from .callbacks import flush_stdout, forward_stdout
+from .summary import SUMMARY_SCHEMA, Stage, TaskError, TaskSummary
 from ._producers import DeliveryReports, new_task_producer
 from ._kafka_source import SOURCE_COLUMNS
 from ._plan import PipelinePlan
@@ -37,18 +37,6 @@ __all__ = ("run_task", "run_fused", "run_bucket", "run_pre_shuffle", "TaskProces
 
 logger = logging.getLogger("streamspark")
 
-_SUMMARY_ARROW = pa.schema(
-    [
-        ("spark_partition", pa.int32()),
-        ("input_count", pa.int64()),
-        ("output_count", pa.int64()),
-        ("skipped", pa.int64()),
-        ("collected", pa.binary()),
-        ("sink_payloads", pa.binary()),
-        ("error", pa.binary()),
-    ]
-)
-SUMMARY_SCHEMA = ddl(_SUMMARY_ARROW)
 
 #: ``set_message_context`` without its wrapper frame (called once per record)
 _set_context = _current_message_context.set
@@ -86,7 +74,7 @@ def _raw_json_sinks(plan: PipelinePlan, sinks: dict[int, BaseSink]) -> dict[str,
 class _Fatal(Exception):
     """An unhandled error with where it happened."""
 
-    def __init__(self, exc: BaseException, stage: str, topic: Optional[str], partition: Optional[int], offset: Optional[int]) -> None:
+    def __init__(self, exc: BaseException, stage: Stage, topic: Optional[str], partition: Optional[int], offset: Optional[int]) -> None:
         super().__init__(str(exc))
         self.exc = exc
         self.stage = stage
@@ -95,7 +83,7 @@ class _Fatal(Exception):
         self.offset = offset
 
 
-def _skip(callback: Callable[..., bool], exc: BaseException, row: Any, stage: str, topic: Optional[str],
+def _skip(callback: Callable[..., bool], exc: BaseException, row: Any, stage: Stage, topic: Optional[str],
           partition: Optional[int], offset: Optional[int]) -> bool:
     """Ask an error callback whether to skip ``row``; an exception raised by the callback itself
     stops the task like the error it was asked about (its exception is the cause)."""
@@ -114,28 +102,6 @@ def _producer(config: dict[str, Any]) -> tuple[Any, DeliveryReports]:
     if cached is None:
         cached = _producers[key] = new_task_producer(config)
     return cached
-
-
-def _error_payload(fatal: _Fatal) -> bytes:
-    exc = fatal.exc
-    pickled_exc: Optional[bytes]
-    try:
-        pickled_exc = pickle.dumps(exc)
-        pickle.loads(pickled_exc)  # only ship what the driver can rebuild
-    except Exception:
-        pickled_exc = None
-    return pickle.dumps(
-        {
-            "stage": fatal.stage,
-            "topic": fatal.topic,
-            "partition": fatal.partition,
-            "offset": fatal.offset,
-            "type": type(exc).__name__,
-            "message": str(exc),
-            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-            "exception": pickled_exc,
-        }
-    )
 
 
 class _Emitter:
@@ -164,7 +130,7 @@ class _Emitter:
     def _plan_sinks(plan: PipelinePlan) -> list[tuple[int, BaseSink]]:
         return [(n.id, n.options["sink"]) for n in plan.sink_nodes()]
 
-    def _fail(self, exc: BaseException, stage: str) -> _Fatal:
+    def _fail(self, exc: BaseException, stage: Stage) -> _Fatal:
         return _Fatal(exc, stage, self.ctx.topic, self.ctx.partition, self.ctx.offset)
 
     def to_topic(self, topic: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
@@ -197,9 +163,9 @@ class _Emitter:
                 skey, svalue, out_headers = serialize(key, value, headers)
             except Exception as exc:
                 ctx = self.ctx
-                if not _skip(on_error, exc, Row(value, key, timestamp, ctx, headers), "producer",
+                if not _skip(on_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PRODUCER,
                              ctx.topic, ctx.partition, ctx.offset):
-                    raise self._fail(exc, "producer") from exc
+                    raise self._fail(exc, Stage.PRODUCER) from exc
                 return
             timestamp = timestamp or 0  # 0 (also for None): the producer stamps the message
             while True:
@@ -224,7 +190,7 @@ class _Emitter:
             row = (bucket, node.id, pickle.dumps(key), pickle.dumps(value), timestamp,
                    pickle.dumps(headers) if headers else None, ctx.topic, ctx.partition, ctx.offset)
         except Exception as exc:
-            raise self._fail(exc, "group_by") from exc
+            raise self._fail(exc, Stage.GROUP_BY) from exc
         self.grouped.append(row)
 
     def to_sink(self, sink: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
@@ -308,7 +274,7 @@ class TaskProcessor:
         self.counter = [0]
         self.input_count = 0
         self.skipped = 0
-        self.error: Optional[bytes] = None
+        self.error: Optional[TaskError] = None
         self.sinks: dict[int, BaseSink] = {}
         self.emitter: Optional[_Emitter] = None
         self.pushes: dict[str, Any] = {}
@@ -342,7 +308,7 @@ class TaskProcessor:
                     for name, root in plan.roots.items()
                 }
         except Exception as exc:  # sink setup, producer creation
-            self._failed(_Fatal(exc, "setup", None, None, None))
+            self._failed(_Fatal(exc, Stage.SETUP, None, None, None))
 
     @property
     def failed(self) -> bool:
@@ -355,7 +321,7 @@ class TaskProcessor:
             sink.on_paused()
             if sink._collect_to_driver:
                 sink._drain_for_driver()
-        self.error = _error_payload(fatal)
+        self.error = TaskError.of(fatal.exc, fatal.stage, fatal.topic, fatal.partition, fatal.offset)
 
     def process(self, records: Iterable[tuple[Any, ...]]) -> None:
         """Process source records, each a tuple in the Kafka source's column order
@@ -392,9 +358,9 @@ class TaskProcessor:
         except _Fatal:
             raise
         except Exception as exc:
-            if not _skip(self.plan.on_processing_error, exc, Row(value, key, timestamp, ctx, headers), "processing",
+            if not _skip(self.plan.on_processing_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PROCESSING,
                          ctx.topic, ctx.partition, ctx.offset):
-                raise _Fatal(exc, "processing", ctx.topic, ctx.partition, ctx.offset) from exc
+                raise _Fatal(exc, Stage.PROCESSING, ctx.topic, ctx.partition, ctx.offset) from exc
             self.skipped += 1
 
     def _sink_raw(self, records: list[tuple[Any, ...]], node_id: int, sink: BaseSink) -> bool:
@@ -406,7 +372,7 @@ class TaskProcessor:
         try:
             taken = sink._add_json(values, keys, stamps)
         except Exception as exc:
-            raise _Fatal(exc, "sink", topics[0], parts[0], offsets[0]) from exc
+            raise _Fatal(exc, Stage.SINK, topics[0], parts[0], offsets[0]) from exc
         if not taken:
             return False
         assert self.emitter is not None
@@ -453,10 +419,10 @@ class TaskProcessor:
                     rows = deserialize(value, key, headers, stamp, stamp_type)
                 except Exception as exc:
                     raw = RawMessage(tname, part, offset, key, value, headers, stamp, stamp_type)
-                    if _skip(plan.on_consumer_error, exc, raw, "consumer", tname, part, offset):
+                    if _skip(plan.on_consumer_error, exc, raw, Stage.CONSUMER, tname, part, offset):
                         self.skipped += 1
                         continue
-                    raise _Fatal(exc, "consumer", tname, part, offset) from exc
+                    raise _Fatal(exc, Stage.CONSUMER, tname, part, offset) from exc
                 for v, k, t in rows:
                     # positional: (key, topic, partition, offset, size, timestamp, headers)
                     replay(MessageContext(k, tname, part, offset, 0, t, headers), v, k, t, headers, push)
@@ -491,7 +457,7 @@ class TaskProcessor:
         except _Fatal as fatal:
             self._failed(fatal)
         except Exception as exc:
-            self._failed(_Fatal(exc, "processing", None, None, None))
+            self._failed(_Fatal(exc, Stage.PROCESSING, None, None, None))
 
     def _flush_sink(self, node_id: int, sink: BaseSink) -> None:
         """Flush; after ``SinkBackpressureError`` drop, wait ``retry_after`` and feed the same records again."""
@@ -512,11 +478,11 @@ class TaskProcessor:
                     else:
                         sink.add(*args)
             except Exception as exc:
-                raise _Fatal(exc, "sink", None, None, None) from exc
+                raise _Fatal(exc, Stage.SINK, None, None, None) from exc
         records.clear()
 
-    def finish(self, payloads: Optional[dict[int, Any]] = None) -> dict[str, Any]:
-        """Flush sinks then the producer (the commit order); return the summary fields."""
+    def finish(self, payloads: Optional[dict[int, Any]] = None) -> TaskSummary:
+        """Flush sinks then the producer (the commit order); return the task's summary."""
         flush_stdout()
         sink_payloads: dict[int, Any] = {}
         if self.error is None and self.emitter is not None:
@@ -531,19 +497,19 @@ class TaskProcessor:
                     try:
                         self.txn.commit()
                     except Exception as exc:
-                        raise _Fatal(exc, "producer", None, None, None) from exc
+                        raise _Fatal(exc, Stage.PRODUCER, None, None, None) from exc
             except _Fatal as fatal:
                 self._failed(fatal)
                 sink_payloads = {}
-        return {
-            "spark_partition": self.spark_partition,
-            "input_count": self.input_count,
-            "output_count": self.counter[0],
-            "skipped": self.skipped,
-            "collected": pickle.dumps(self.collected) if self.collected and self.error is None else None,
-            "sink_payloads": pickle.dumps(sink_payloads) if sink_payloads else None,
-            "error": self.error,
-        }
+        return TaskSummary(
+            spark_partition=self.spark_partition,
+            input_count=self.input_count,
+            output_count=self.counter[0],
+            skipped=self.skipped,
+            collected=self.collected if self.collected and self.error is None else None,
+            sink_payloads=sink_payloads or None,
+            error=self.error,
+        )
 
 
 def _transaction(plan: PipelinePlan, stage: str, spark_partition: int, bucket: Optional[int]) -> Any:
@@ -604,8 +570,7 @@ def run_fused(chunks: Iterator[Iterable[tuple[Any, ...]]], plan: PipelinePlan) -
         if processor.failed:
             continue  # drain the input; the error is reported below
         processor.process(records)
-    summary = processor.finish()
-    yield pa.RecordBatch.from_pydict({k: [v] for k, v in summary.items()}, schema=_SUMMARY_ARROW)
+    yield processor.finish().as_batch()
 
 
 def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: Iterator[Any], group_state: Any) -> Iterator[Any]:
@@ -629,7 +594,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
     if grouped and key[0] == _SUMMARY_BUCKET:
         # summaries of the pre-shuffle stage pass through to the driver
         for blob in frame["summary"] if frame is not None else ():
-            yield pd.DataFrame({k: [v] for k, v in pickle.loads(blob).items()})
+            yield pd.DataFrame({k: [v] for k, v in pickle.loads(blob).as_row().items()})
         return
     processor: Optional[TaskProcessor] = None
     try:
@@ -657,18 +622,16 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
         if plan.idle_ms is not None:
             processor.run_tickers(store.tickers, int(time.time() * 1000))
         summary = processor.finish()
-        if summary["error"] is None:
+        if summary.error is None:
             group_state.update((store.dumps(),))
             if plan.idle_ms is not None:
                 group_state.setTimeoutDuration(plan.idle_ms)
     except Exception as exc:  # the state blob could not be read or written
         if processor is not None:
-            processor._failed(_Fatal(exc, "state", None, None, None))
-        summary = {
-            "spark_partition": _spark_partition(), "input_count": 0, "output_count": 0, "skipped": 0,
-            "collected": None, "sink_payloads": None, "error": _error_payload(_Fatal(exc, "state", None, None, None)),
-        }
-    yield pd.DataFrame({k: [v] for k, v in summary.items()})
+            processor._failed(_Fatal(exc, Stage.STATE, None, None, None))
+        summary = TaskSummary(spark_partition=_spark_partition(),
+                              error=TaskError.of(exc, Stage.STATE, None, None, None))
+    yield pd.DataFrame({k: [v] for k, v in summary.as_row().items()})
 
 
 def _unpacked(chunks: list[bytes]) -> Iterator[tuple[Any, ...]]:
@@ -708,7 +671,7 @@ def run_pre_shuffle(batches: Iterator[pa.RecordBatch], plan: PipelinePlan, bucke
             continue
         processor.process(source_records(batch.to_pydict()))
     summary = processor.finish()
-    rows = processor.emitter.grouped if processor.emitter is not None and summary["error"] is None else []
+    rows = processor.emitter.grouped if processor.emitter is not None and summary.error is None else []
     for start in range(0, len(rows), 10_000):
         chunk = rows[start:start + 10_000]
         columns = list(zip(*chunk))
@@ -732,7 +695,7 @@ def _flush_producer(emitter: _Emitter, plan: PipelinePlan) -> None:
     deadline = time.monotonic() + 120
     while producer.flush(1.0) > 0:
         if time.monotonic() > deadline:
-            raise _Fatal(TimeoutError("Kafka producer could not deliver messages within 120s"), "producer", None, None, None)
+            raise _Fatal(TimeoutError("Kafka producer could not deliver messages within 120s"), Stage.PRODUCER, None, None, None)
     for err, msg in emitter.reports.take():
         from ..kafka.exceptions import KafkaProducerDeliveryError
 
@@ -740,6 +703,6 @@ def _flush_producer(emitter: _Emitter, plan: PipelinePlan) -> None:
         timestamp = msg.timestamp()[1]
         exc = KafkaProducerDeliveryError(err, msg.topic(), msg.partition(), key)
         ctx = MessageContext(key, msg.topic(), msg.partition(), None, len(value or b""), timestamp, headers)
-        if not _skip(plan.on_producer_error, exc, Row(value, key, timestamp, ctx, headers), "producer",
+        if not _skip(plan.on_producer_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PRODUCER,
                      msg.topic(), msg.partition(), None):
-            raise _Fatal(exc, "producer", msg.topic(), msg.partition(), None)
+            raise _Fatal(exc, Stage.PRODUCER, msg.topic(), msg.partition(), None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import pickle
 import threading
 import time
 import uuid
@@ -14,7 +13,8 @@ from typing import Any, Callable, Optional
 from ..exceptions import ProcessingError
 from ._kafka_source import SOURCE_NAME, fused_plan_option, packed_options, source_options
 from ._plan import PipelinePlan
-from ._task import GROUPED_SCHEMA, SUMMARY_SCHEMA, run_bucket, run_pre_shuffle, run_task
+from ._task import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
+from .summary import SUMMARY_SCHEMA, TaskSummary
 from .session import get_spark, parallelism
 
 __all__ = ("QueryRunner", "RunLimits")
@@ -123,22 +123,21 @@ class QueryRunner:
         started_ms = time.time_ns() // 1_000_000
         plan = self.plan
         self._batch_had_data = False
-        summaries = batch_df.collect()
+        summaries = [TaskSummary.from_row(row) for row in batch_df.collect()]
         try:
             self._raise_errors(summaries)
         except ProcessingError:
             for sink in self.sinks_by_node.values():
                 sink._driver_abort()
             raise
-        batch_inputs = sum(r["input_count"] for r in summaries)
-        batch_outputs = sum(r["output_count"] for r in summaries)
+        batch_inputs = sum(s.input_count for s in summaries)
+        batch_outputs = sum(s.output_count for s in summaries)
         self._batch_had_data = bool(batch_inputs or batch_outputs)
-        skipped = sum(r["skipped"] for r in summaries)
+        skipped = sum(s.skipped for s in summaries)
         # the batch succeeded: hand over what driver-side sinks and the collector gathered
-        for r in summaries:
-            if r["sink_payloads"]:
-                for node_id, items in pickle.loads(r["sink_payloads"]).items():
-                    self.sinks_by_node[node_id]._receive_from_worker(items)
+        for summary in summaries:
+            for node_id, items in (summary.sink_payloads or {}).items():
+                self.sinks_by_node[node_id]._receive_from_worker(items)
         for sink in self.sinks_by_node.values():
             try:
                 sink._driver_commit(batch_id, started_ms)
@@ -153,9 +152,9 @@ class QueryRunner:
             self.outputs += batch_outputs
             self.batches += 1
             if plan.collect:
-                for r in sorted(summaries, key=lambda r: r["spark_partition"]):
-                    if r["collected"]:
-                        self.collected.extend(pickle.loads(r["collected"]))
+                for summary in sorted(summaries, key=lambda s: s.spark_partition):
+                    if summary.collected:
+                        self.collected.extend(summary.collected)
         if batch_inputs:
             logger.info(
                 "Batch %d: %d in, %d out, %d skipped in %.2fs",
@@ -170,22 +169,16 @@ class QueryRunner:
             self._stop.set()
 
     @staticmethod
-    def _raise_errors(summaries: list[Any]) -> None:
-        for r in summaries:
-            if not r["error"]:
+    def _raise_errors(summaries: list[TaskSummary]) -> None:
+        for summary in summaries:
+            info = summary.error
+            if info is None:
                 continue
-            info = pickle.loads(r["error"])
-            where = ""
-            if info["topic"] is not None:
-                where = f' at topic="{info["topic"]}" partition={info["partition"]}'
-                if info["offset"] is not None:  # None: a delivery failure, which names no input offset
-                    where += f' offset={info["offset"]}'
-            message = f'{info["stage"]} failed{where}: {info["type"]}: {info["message"]}'
-            cause = pickle.loads(info["exception"]) if info["exception"] else None
+            cause = info.cause()
             error = ProcessingError(
-                message, topic=info["topic"], partition=info["partition"], offset=info["offset"], stage=info["stage"]
+                info.describe(), topic=info.topic, partition=info.partition, offset=info.offset, stage=info.stage.value
             )
-            error.worker_traceback = info["traceback"]  # type: ignore[attr-defined]
+            error.worker_traceback = info.traceback  # type: ignore[attr-defined]
             if cause is not None:
                 raise error from cause
             raise error

@@ -9,7 +9,6 @@ covered in ``tests/sinks/datalake/test_lake_e2e.py``.
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 from typing import Any, Optional
 
@@ -86,9 +85,9 @@ def test_raw_chunks_give_the_files_of_the_per_record_path(app_factory, tmp_path)
     sink = fast.sinks[fast.raw_sinks["in"][0]]
     assert len(sink._chunks) == 2 and not sink._rows  # the sink took both chunks whole
     fast_summary, plain_summary = fast.finish(), plain.finish()
-    assert fast_summary["error"] is None and plain_summary["error"] is None
-    assert (fast_summary["input_count"], fast_summary["output_count"]) == (40, 40)
-    assert (plain_summary["input_count"], plain_summary["output_count"]) == (40, 40)
+    assert fast_summary.error is None and plain_summary.error is None
+    assert (fast_summary.input_count, fast_summary.output_count) == (40, 40)
+    assert (plain_summary.input_count, plain_summary.output_count) == (40, 40)
 
     fast_files, plain_files = _files(tmp_path / "fast"), _files(tmp_path / "plain")
     assert len(fast_files) == 3  # three hours
@@ -118,12 +117,12 @@ def test_a_malformed_message_is_reported_as_on_the_per_record_path(app_factory, 
     summary = processor.finish()
     assert seen == [("JSONDecodeError", 4)]
     if skip:
-        assert summary["error"] is None and summary["skipped"] == 1
+        assert summary.error is None and summary.skipped == 1
         rows = sink.catalog.load_table().scan().to_arrow().to_pylist()
         assert sorted(r["i"] for r in rows) == [0, 1, 2, 3, 5]
     else:
-        error = pickle.loads(summary["error"])
-        assert (error["stage"], error["offset"]) == ("consumer", 4)
+        error = summary.error
+        assert error is not None and (error.stage, error.offset) == ("consumer", 4)
         assert sink.catalog.load_table() is None  # nothing written from the failed task
 
 
@@ -132,9 +131,9 @@ def test_a_non_object_value_fails_in_the_sink_as_before(app_factory, tmp_path):
     app.dataframe(app.topic("in")).sink(_sink(tmp_path / "lake"))
     processor = _processor(app)
     processor.process(_records([{"ts": T0}, 42, {"ts": T0}]))
-    error = pickle.loads(processor.finish()["error"])
-    assert (error["stage"], error["offset"]) == ("processing", 1)
-    assert "dict values only" in error["message"]
+    error = processor.finish().error
+    assert error is not None and (error.stage, error.offset) == ("processing", 1)
+    assert "dict values only" in error.message
 
 
 def _no_extractor(value: Any, headers: Any, timestamp: int, timestamp_type: Any) -> int:
@@ -157,7 +156,7 @@ def test_anything_between_the_values_and_the_sink_keeps_the_per_record_path(app_
     assert processor.raw_sinks == {}
     processor.process(_records([{"ts": T0, "i": 1}]))
     summary = processor.finish()
-    assert summary["error"] is None and summary["output_count"] == 1
+    assert summary.error is None and summary.output_count == 1
 
 
 def test_on_message_processed_sees_every_offset_of_a_raw_chunk(app_factory, tmp_path):
@@ -190,7 +189,7 @@ def test_backpressure_feeds_the_raw_chunks_again(app_factory, tmp_path):
     processor.process(_records([{"ts": T0 + i, "i": i} for i in range(3)]))
     processor.process(_records([{"ts": T0 + i, "i": i} for i in range(3, 6)], start=3))
     summary = processor.finish()
-    assert summary["error"] is None
+    assert summary.error is None
     started = processor.sinks[processor.raw_sinks["in"][0]]
     assert started.pushed == 2  # both chunks were pending when it pushed back
     rows = started.catalog.load_table().scan().to_arrow().to_pylist()
