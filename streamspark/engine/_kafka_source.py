@@ -32,6 +32,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from ._arrow import ddl
+from .bucketing import bucket_of_key, bucket_of_partition
 
 __all__ = (
     "KafkaDataSource", "SOURCE_SCHEMA", "SOURCE_COLUMNS", "ARROW_SCHEMA", "PACKED_SCHEMA", "source_options",
@@ -68,26 +69,6 @@ PACKED_ARROW = pa.schema(
     [("_bucket", pa.int64()), ("partition", pa.int32()), ("offset", pa.int64()), ("records", pa.binary())]
 )
 PACKED_SCHEMA = ddl(PACKED_ARROW)
-
-
-def bucket_of_key(key: Optional[bytes], buckets: int) -> int:
-    """The state bucket of a message key: ``crc32(key) mod buckets``, 0 for no key; the same
-    number as Spark's ``coalesce(pmod(crc32(key), buckets), 0)``.
-
-    >>> bucket_of_key(b"sensor-1", 64), bucket_of_key(None, 64)
-    (19, 0)
-    """
-    return zlib.crc32(key) % buckets if key is not None else 0
-
-
-def bucket_of_partition(topic: str, partition: int, buckets: int) -> int:
-    """The state bucket of a whole Kafka partition (windows closing by partition): the same
-    number as Spark's ``pmod(crc32(concat_ws(":", topic, partition)), buckets)``.
-
-    >>> bucket_of_partition("readings", 3, 64)
-    9
-    """
-    return zlib.crc32(f"{topic}:{partition}".encode()) % buckets
 
 
 def source_options(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import logging
 import pickle
-import zlib
 import time
 from typing import Any, Callable, Iterable, Iterator, Optional
 
@@ -27,6 +26,7 @@ from ..sinks.base.exceptions import SinkBackpressureError
 from ..sinks.base.sink import BaseSink
 from ..state.store import scope_key
 from ._arrow import ddl
+from .bucketing import bucket_of_key
 from .callbacks import flush_stdout, forward_stdout
 from .summary import SUMMARY_SCHEMA, Stage, TaskError, TaskSummary
 from ._producers import DeliveryReports, new_task_producer
@@ -185,8 +185,7 @@ class _Emitter:
     def to_group(self, node: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
         ctx = self.ctx
         try:
-            skey = scope_key(key)
-            bucket = (zlib.crc32(skey) if skey is not None else 0) % self.buckets
+            bucket = bucket_of_key(scope_key(key), self.buckets)
             row = (bucket, node.id, pickle.dumps(key), pickle.dumps(value), timestamp,
                    pickle.dumps(headers) if headers else None, ctx.topic, ctx.partition, ctx.offset)
         except Exception as exc:

@@ -14,6 +14,7 @@ from ..exceptions import ProcessingError
 from ._kafka_source import SOURCE_NAME, fused_plan_option, packed_options, source_options
 from ._plan import PipelinePlan
 from ._task import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
+from .bucketing import key_bucket_column, partition_bucket_column
 from .summary import SUMMARY_SCHEMA, TaskSummary
 from .session import get_spark, parallelism
 
@@ -226,7 +227,6 @@ class QueryRunner:
         plan.validate()
         if not plan.stateful and not plan.group_nodes:
             return df.mapInArrow(functools.partial(run_task, plan=plan), SUMMARY_SCHEMA)
-        from pyspark.sql import functions as F
         from pyspark.sql.streaming.state import GroupStateTimeout
 
         buckets = self.state_buckets
@@ -236,11 +236,9 @@ class QueryRunner:
             keyed = df.mapInArrow(functools.partial(run_pre_shuffle, plan=plan, buckets=buckets), GROUPED_SCHEMA)
         elif plan.by_partition:
             # a window closing by partition sees every key of a Kafka partition in one bucket
-            keyed = df.withColumn(
-                "_bucket", F.pmod(F.crc32(F.concat_ws(":", F.col("topic"), F.col("partition").cast("string"))),
-                                  F.lit(buckets)))
+            keyed = df.withColumn("_bucket", partition_bucket_column(buckets))
         else:
-            keyed = df.withColumn("_bucket", F.coalesce(F.pmod(F.crc32(F.col("key")), F.lit(buckets)), F.lit(0)))
+            keyed = df.withColumn("_bucket", key_bucket_column(buckets))
         return keyed.groupBy("_bucket").applyInPandasWithState(
             functools.partial(run_bucket, plan, buckets),
             outputStructType=SUMMARY_SCHEMA,
