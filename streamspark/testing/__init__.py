@@ -1,5 +1,4 @@
-"""Helpers for tests and demos: an embedded Kafka-protocol broker, and real object stores
-(``SeaweedFS``: S3 + an Iceberg REST catalog; ``Azurite``: Azure Blob; ``GcsEmulator``: the GCS API).
+"""Helpers for a program's own tests and demos: an embedded Kafka-protocol broker.
 
 >>> from streamspark.testing import EmbeddedBroker
 >>> with EmbeddedBroker() as broker:  # doctest: +SKIP
@@ -7,9 +6,6 @@
 127.0.0.1:...
 """
 
-from .azurite import Azurite
 from .broker import BrokerStartError, EmbeddedBroker
-from .gcs import GcsEmulator
-from .seaweedfs import SeaweedFS
 
-__all__ = ("EmbeddedBroker", "BrokerStartError", "SeaweedFS", "Azurite", "GcsEmulator")
+__all__ = ("EmbeddedBroker", "BrokerStartError")

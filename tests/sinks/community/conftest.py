@@ -7,7 +7,7 @@ from typing import Iterator
 import pytest
 
 from streamspark.sinks.base import SinkBatch
-from streamspark.testing.servers import (
+from tests.servers.servers import (
     BigQueryEmulator, InfluxDB1, MongoEmulator, MotoServer, OpenSearchEmulator, PostgreSQL, Redis,
 )
 

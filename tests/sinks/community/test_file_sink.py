@@ -18,7 +18,7 @@ from streamspark.sinks.community.file import (
     AzureContainerNotFoundError, AzureFileDestination, FileSink, InvalidFormatError, JSONFormat, LocalDestination,
     ParquetFormat, S3BucketNotFoundError, S3Destination,
 )
-from streamspark.testing import Azurite, SeaweedFS
+from tests.servers import Azurite, SeaweedFS
 
 from ...conftest import json_messages
 

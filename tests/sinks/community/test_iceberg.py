@@ -53,7 +53,7 @@ def test_iceberg_config_validation():
 
 
 def test_iceberg_rest_catalog_on_seaweedfs(tmp_path):
-    from streamspark.testing import SeaweedFS
+    from tests.servers import SeaweedFS
 
     with SeaweedFS() as weed:
         props = {"type": "rest", "uri": weed.catalog_url, **weed.catalog_properties,
@@ -71,7 +71,7 @@ def test_iceberg_rest_catalog_on_seaweedfs(tmp_path):
 def test_iceberg_aws_glue_config_on_moto_and_seaweedfs(moto, monkeypatch):
     """AWS Glue + S3 configured as the reference does (AWSIcebergConfig), against moto's Glue (an
     AWS emulator) and SeaweedFS's S3 (moto's S3 fails pyarrow's multipart uploads)."""
-    from streamspark.testing import SeaweedFS
+    from tests.servers import SeaweedFS
 
     with SeaweedFS() as weed:
         monkeypatch.setenv("AWS_ENDPOINT_URL_GLUE", moto.url)

@@ -18,7 +18,7 @@ import redis
 from streamspark.exceptions import ProcessingError
 from streamspark.sinks.community.postgresql import PostgreSQLSink
 from streamspark.sinks.community.redis import RedisSink
-from streamspark.testing.servers import PostgreSQL, Redis
+from tests.servers.servers import PostgreSQL, Redis
 
 N = 20  # records per phase
 

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from streamspark.sinks.datalake import TSDataLakeSink
-from streamspark.testing.azurite import Azurite
+from tests.servers.azurite import Azurite
 
 T0 = 1_704_067_200_000
 

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from streamspark.sinks.datalake import TSDataLakeSink
-from streamspark.testing.gcs import GcsEmulator
+from tests.servers.gcs import GcsEmulator
 
 T0 = 1_704_067_200_000
 

@@ -10,7 +10,7 @@ import pytest
 import s3fs
 
 from streamspark.sinks.datalake import LakeCatalogError, TSDataLakeSink
-from streamspark.testing.seaweedfs import SeaweedFS
+from tests.servers.seaweedfs import SeaweedFS
 
 T0 = 1_704_067_200_000
 

@@ -28,7 +28,7 @@ import urllib.request
 from typing import Optional
 
 from ._process import ServerProcess
-from .broker import free_port
+from streamspark.testing.broker import free_port
 
 __all__ = ("PostgreSQL", "Redis", "InfluxDB1", "MotoServer", "MongoEmulator", "OpenSearchEmulator", "BigQueryEmulator")
 

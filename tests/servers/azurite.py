@@ -16,7 +16,7 @@ import socket
 from typing import Any
 
 from ._process import ServerProcess
-from .broker import free_port
+from streamspark.testing.broker import free_port
 
 __all__ = ("Azurite",)
 
