@@ -30,7 +30,7 @@ def test_exactly_once_outputs_are_transactional(make_app, kafka):
     assert sorted(v["i"] for v in committed) == list(range(30))
 
 
-def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed):
+def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed, master="local[2]", mode="stateful"):
     src, out = kafka.new_topic(partitions=4), kafka.new_topic(partitions=2)
     keys = 200
     kafka.produce(src, [{"value": json.dumps({"k": f"k{i % keys}", "i": i}).encode(), "key": f"k{i % keys}".encode(),
@@ -41,7 +41,7 @@ def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed):
 
     def start(max_records=500):
         return subprocess.Popen([sys.executable, str(APP), broker.address, src, out, state, group, guarantee,
-                                 str(max_records)],
+                                 str(max_records), master, mode],
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def outputs():
