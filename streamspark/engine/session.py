@@ -12,7 +12,7 @@ from ._worker_python import worker_python
 from ._warmup import WarmupSource, start_warmup, warmup_enabled
 from .jvm_archive import java_options
 
-__all__ = ("get_spark", "wait_warmup", "parallelism", "DEFAULT_SPARK_CONF")
+__all__ = ("get_spark", "wait_warmup", "parallelism", "refuse_spark_connect", "DEFAULT_SPARK_CONF")
 
 logger = logging.getLogger("streamspark")
 
@@ -44,6 +44,7 @@ def get_spark(master: str = "local[*]", conf: Optional[Mapping[str, Any]] = None
     """
     from pyspark.sql import SparkSession
 
+    refuse_spark_connect(master)
     global _warmup
     with _lock:
         active = SparkSession.getActiveSession()
@@ -70,6 +71,35 @@ def get_spark(master: str = "local[*]", conf: Optional[Mapping[str, Any]] = None
             spark.dataSource.register(WarmupSource)
             _warmup = start_warmup(spark, parallelism(spark))
         return spark
+
+
+def refuse_spark_connect(master: str) -> None:
+    """Refuse a Spark Connect master (``sc://…``, or ``SPARK_REMOTE`` set) with the reason.
+
+    Under Spark Connect the ``foreachBatch`` function of a streaming query runs in a Python
+    process of the Connect server, not in the application: the per-micro-batch work of the
+    driver side (raising a record's error with its topic/partition/offset, the driver side of
+    sinks that commit per batch, ``run(count=…)`` and the outputs it returns, the callbacks'
+    channel) would happen out of the application's reach. Use ``spark://…`` (standalone),
+    ``yarn``, ``k8s://…`` or ``local[*]`` instead.
+
+    >>> refuse_spark_connect("local[2]")
+    >>> refuse_spark_connect("sc://spark-host:15002")
+    Traceback (most recent call last):
+    ...
+    streamspark.exceptions.StreamsparkException: Spark Connect (sc://spark-host:15002) is not supported: ...
+    """
+    from ..exceptions import StreamsparkException
+
+    remote = master if master.startswith("sc://") else os.environ.get("SPARK_REMOTE", "")
+    if not remote and os.environ.get("SPARK_CONNECT_MODE_ENABLED") != "1":
+        return
+    raise StreamsparkException(
+        f"Spark Connect ({remote or 'SPARK_CONNECT_MODE_ENABLED=1'}) is not supported: streamspark's driver side runs "
+        "inside each micro-batch's foreachBatch, which Spark Connect executes on the server, out of the "
+        "application's reach (errors with their record, sinks' per-batch commits, run(count=...) outputs). "
+        "Use a cluster master (spark://..., yarn, k8s://...) or local[*]."
+    )
 
 
 def wait_warmup(timeout: Optional[float] = None) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from streamspark.engine.session import LOCAL_CHECKPOINT_FILE_MANAGER, _with_local_defaults
 
 KEY = "spark.sql.streaming.checkpointFileManagerClass"
@@ -20,3 +22,16 @@ def test_shared_local_session_writes_checkpoints_through_the_filesystem_api(spar
     assert spark.conf.get(KEY) == LOCAL_CHECKPOINT_FILE_MANAGER
     # the class exists in this Spark (a missing one fails only when a query starts)
     assert spark._jvm.java.lang.Class.forName(LOCAL_CHECKPOINT_FILE_MANAGER) is not None
+
+
+@pytest.mark.parametrize("master, env", [("sc://127.0.0.1:15002", {}), ("local[2]", {"SPARK_REMOTE": "sc://h:1"})])
+def test_spark_connect_is_refused_at_start_with_the_reason(make_app, kafka, monkeypatch, master, env):
+    from streamspark.exceptions import StreamsparkException
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    topic = kafka.new_topic()
+    app = make_app(spark_master=master)
+    app.dataframe(app.topic(topic))
+    with pytest.raises(StreamsparkException, match="Spark Connect .* is not supported: .*foreachBatch"):
+        app.run(timeout=5)
