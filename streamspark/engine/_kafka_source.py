@@ -150,15 +150,26 @@ class _KafkaStreamReader(DataSourceStreamReader):
             self._consumer = _new_consumer(self._config)
         return self._consumer
 
+    def _start_call(self) -> None:
+        """A planning call (initialOffset, latestOffset) has ``request_timeout`` in all to get
+        its answers from the broker."""
+        self._deadline = time.monotonic() + self._timeout
+
+    def _remaining(self) -> float:
+        return max(0.1, getattr(self, "_deadline", time.monotonic() + self._timeout) - time.monotonic())
+
+    def _unreachable(self, exc: BaseException) -> "KafkaSourceError":
+        return KafkaSourceError(
+            f"Kafka broker {self._config.get('bootstrap.servers')!r} did not answer within {self._timeout}s: {exc}"
+        )
+
     def _partitions(self) -> dict[str, list[int]]:
         from confluent_kafka import KafkaException
 
         try:
-            meta = self.consumer.list_topics(timeout=self._timeout)
+            meta = self.consumer.list_topics(timeout=self._remaining())
         except KafkaException as exc:
-            raise KafkaSourceError(
-                f"Kafka broker {self._config.get('bootstrap.servers')!r} did not answer within {self._timeout}s: {exc}"
-            ) from exc
+            raise self._unreachable(exc) from exc
         result = {}
         for topic in self._topics:
             tmeta = meta.topics.get(topic)
@@ -168,9 +179,13 @@ class _KafkaStreamReader(DataSourceStreamReader):
         return result
 
     def _watermarks(self, topic: str, partition: int) -> tuple[int, int]:
-        from confluent_kafka import TopicPartition
+        from confluent_kafka import KafkaException, TopicPartition
 
-        return self.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=self._timeout, cached=False)
+        try:
+            return self.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=self._remaining(),
+                                                       cached=False)
+        except KafkaException as exc:
+            raise self._unreachable(exc) from exc
 
     def _start_offset(self, topic: str, partition: int, committed: Optional[int]) -> int:
         low, high = self._watermarks(topic, partition)
@@ -187,9 +202,10 @@ class _KafkaStreamReader(DataSourceStreamReader):
     def initialOffset(self) -> dict:
         from confluent_kafka import TopicPartition
 
+        self._start_call()
         parts = self._partitions()
         tps = [TopicPartition(t, p) for t, ps in parts.items() for p in ps]
-        committed = {(tp.topic, tp.partition): tp.offset for tp in self.consumer.committed(tps, timeout=self._timeout)}
+        committed = {(tp.topic, tp.partition): tp.offset for tp in self.consumer.committed(tps, timeout=self._remaining())}
         offsets: dict[str, dict[str, int]] = {}
         for topic, ps in parts.items():
             offsets[topic] = {str(p): self._start_offset(topic, p, committed.get((topic, p))) for p in ps}
@@ -202,6 +218,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
         cap = self._max_per_partition
         if isinstance(limit, ReadMaxRows):
             cap = min(cap, int(limit.max_rows))
+        self._start_call()
         parts = self._partitions()
         end: dict[str, dict[str, int]] = {}
         for topic, ps in parts.items():

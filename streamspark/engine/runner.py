@@ -18,13 +18,36 @@ from .bucketing import key_bucket_column, partition_bucket_column
 from .summary import SUMMARY_SCHEMA, TaskSummary
 from .session import get_spark, parallelism
 
-__all__ = ("QueryRunner", "RunLimits")
+__all__ = ("QueryRunner", "RunLimits", "kafka_source_failure")
 
 logger = logging.getLogger("streamspark")
 
 
 class _StopRequested(Exception):
     """Raised inside foreachBatch once a stop was requested, so the batch is not committed."""
+
+
+def kafka_source_failure(exc: BaseException) -> Optional[Exception]:
+    """The application's error for a query that failed because the Kafka source could not plan
+    a micro-batch (Spark wraps the source's error in its own, with the query plan): a
+    :class:`~streamspark.exceptions.BrokerUnreachableError` when the broker did not answer,
+    a :class:`~streamspark.exceptions.StreamsparkException` otherwise (a topic that
+    disappeared, no committed offset with ``auto_offset_reset="error"``). None for other errors.
+
+    >>> kafka_source_failure(RuntimeError("... KafkaSourceError: Kafka broker 'h:1' did not answer within 5.0s: x\\n..."))
+    BrokerUnreachableError("Kafka broker 'h:1' did not answer within 5.0s: x")
+    """
+    from ..exceptions import BrokerUnreachableError, StreamsparkException
+
+    text = str(exc)
+    marker = "KafkaSourceError: "
+    at = text.rfind(marker)
+    if at < 0:
+        return None
+    message = text[at + len(marker):].replace("\\n", "\n").splitlines()[0].strip()
+    if "did not answer" in message:
+        return BrokerUnreachableError(message)
+    return StreamsparkException(message)
 
 
 class RunLimits:
@@ -94,6 +117,8 @@ class QueryRunner:
         self.fail_fast = False
         #: processing-time timers in the plan (empty micro-batches then run every trigger)
         self._timers = plan.idle_ms is not None
+        #: the query stopped because the Kafka source could not plan (broker unreachable, ...)
+        self._source_failed = False
         self._batch_had_data = False
 
     # --- stop control ----------------------------------------------------------------
@@ -257,10 +282,15 @@ class QueryRunner:
                 try:
                     if query.awaitTermination(0.2):
                         break
-                except Exception:
+                except Exception as exc:
                     if self._failure is not None or self._stop.is_set():
                         break
-                    raise
+                    source_error = kafka_source_failure(exc)
+                    if source_error is None:
+                        raise
+                    self._failure = source_error
+                    self._source_failed = True
+                    break
                 now = time.monotonic()
                 if self._stop.is_set():
                     break
@@ -338,6 +368,8 @@ class QueryRunner:
         Spark tells a source to commit a batch only when it plans the next one, so the last
         batch before a stop would otherwise never reach the group (lag tools would lag behind).
         """
+        if self._source_failed:
+            return  # the broker did not answer: the group keeps its last committed offsets
         progress = query.lastProgress
         if not progress or not progress.get("sources"):
             return
