@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import threading
 import time
@@ -15,6 +14,7 @@ from ._kafka_source import SOURCE_NAME, fused_plan_option, packed_options, sourc
 from ._plan import PipelinePlan
 from ._task import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
 from .bucketing import key_bucket_column, partition_bucket_column
+from .lag import LagMonitor, end_offsets, total_lag
 from .summary import SUMMARY_SCHEMA, TaskSummary
 from .session import get_spark, parallelism
 
@@ -119,6 +119,8 @@ class QueryRunner:
         self._timers = plan.idle_ms is not None
         #: the query stopped because the Kafka source could not plan (broker unreachable, ...)
         self._source_failed = False
+        self.lag_monitor = LagMonitor(kafka_config, timeout=min(request_timeout, 5.0))
+        self._progress_seen: Optional[str] = None
         self._batch_had_data = False
 
     # --- stop control ----------------------------------------------------------------
@@ -294,6 +296,7 @@ class QueryRunner:
                 now = time.monotonic()
                 if self._stop.is_set():
                     break
+                self._watch_lag(query)
                 # one status read per loop (a JVM round trip) serves both checks below
                 status = query.status if (self.sinks_by_node or limits.timeout) else {}
                 if self.sinks_by_node and not self._in_batch.is_set():
@@ -315,9 +318,40 @@ class QueryRunner:
                         break
         finally:
             self._shutdown(query)
+            self.lag_monitor.close()
         # a failure inside a micro-batch surfaces as the user's error, not Spark's wrapper
         if self._failure is not None:
             raise self._failure
+
+    def _watch_lag(self, query: Any) -> None:
+        """After each new progress report (a committed micro-batch), the consumer lag."""
+        try:
+            progress = query.lastProgress
+        except Exception:  # the query is failing; run() reports it
+            return
+        stamp = progress.get("timestamp") if progress else None
+        if stamp is None or stamp == self._progress_seen:
+            return
+        self._progress_seen = stamp
+        self.lag_monitor.update(progress)
+
+    def status(self) -> dict[str, Any]:
+        """Where the run is: batches, records in and out, and the consumer lag per
+        topic-partition after the last committed micro-batch (see :mod:`.lag`).
+
+        ``{"running": True, "batches": 12, "inputs": 5000, "outputs": 4990,
+        "last_batch_id": 11, "lag": {"readings": {0: 0, 1: 12}}, "total_lag": 12}``
+        """
+        with self._lock:
+            return {
+                "running": self._query is not None and not self._stop.is_set(),
+                "batches": self.batches,
+                "inputs": self.inputs,
+                "outputs": self.outputs,
+                "last_batch_id": self._last_done_batch,
+                "lag": {t: dict(parts) for t, parts in self.lag_monitor.lag.items()},
+                "total_lag": total_lag(self.lag_monitor.lag),
+            }
 
     def _shutdown(self, query: Any, drain_timeout: float = 60.0) -> None:
         self._stop.set()
@@ -370,17 +404,12 @@ class QueryRunner:
         """
         if self._source_failed:
             return  # the broker did not answer: the group keeps its last committed offsets
-        progress = query.lastProgress
-        if not progress or not progress.get("sources"):
-            return
-        end = progress["sources"][0].get("endOffset")
-        if isinstance(end, str):
-            end = json.loads(end)
+        end = end_offsets(query.lastProgress)
         if not end:
             return
         from confluent_kafka import Consumer, TopicPartition
 
-        offsets = [TopicPartition(t, int(p), int(o)) for t, ps in end.items() for p, o in ps.items()]
+        offsets = [TopicPartition(t, p, o) for t, ps in end.items() for p, o in ps.items()]
         consumer = Consumer({**self.kafka_config, "enable.auto.commit": False})
         try:
             consumer.commit(offsets=offsets, asynchronous=False)

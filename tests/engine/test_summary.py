@@ -48,7 +48,7 @@ def test_stages_compare_as_their_words():
         Stage("nowhere")
 
 
-@pytest.mark.parametrize("name", ["streamspark.engine.summary", "streamspark.engine.bucketing",
+@pytest.mark.parametrize("name", ["streamspark.engine.summary", "streamspark.engine.bucketing", "streamspark.engine.lag",
                                   "streamspark.engine.callbacks"])
 def test_module_doctests(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)

@@ -1,0 +1,34 @@
+"""Consumer lag per topic-partition after a committed micro-batch (engine/lag.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from streamspark.engine.lag import LagMonitor, end_offsets, total_lag
+
+
+def _progress(batch_id: int, end: dict) -> dict:
+    return {"batchId": batch_id, "timestamp": f"t{batch_id}", "sources": [{"endOffset": json.dumps(end)}]}
+
+
+def test_lag_is_the_high_watermark_minus_the_committed_end(broker, kafka, caplog):
+    topic = kafka.new_topic(partitions=2)
+    kafka.produce(topic, [{"value": b"x", "partition": i % 2} for i in range(30)])  # 15 per partition
+    monitor = LagMonitor({"bootstrap.servers": broker.address})
+    try:
+        with caplog.at_level(logging.INFO, logger="streamspark"):
+            assert monitor.update(_progress(0, {topic: {"0": 10, "1": 0}})) == {topic: {0: 5, 1: 15}}
+        assert monitor.batch_id == 0 and total_lag(monitor.lag) == 20
+        assert f"Consumer lag after batch 0: 20 ({topic}[0]=5, {topic}[1]=15)" in caplog.text
+        # the same report again, or a report without the source: nothing new
+        assert monitor.update(_progress(0, {topic: {"0": 15, "1": 15}})) is None
+        assert monitor.update({"batchId": 1, "sources": []}) is None
+        assert monitor.update(_progress(1, {topic: {"0": 15, "1": 15}})) == {topic: {0: 0, 1: 0}}
+    finally:
+        monitor.close()
+
+
+def test_end_offsets_reads_both_forms_of_the_report():
+    assert end_offsets({"sources": [{"endOffset": {"a": {"3": 9}}}]}) == {"a": {3: 9}}
+    assert end_offsets(None) == {} and end_offsets({"sources": [{"endOffset": None}]}) == {}
