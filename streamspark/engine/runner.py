@@ -364,6 +364,12 @@ class QueryRunner:
             query.stop()
         except Exception as exc:  # stopping an already failed query
             logger.debug("query.stop(): %s", exc)
+        try:
+            # the query's thread ends after stop() returns (it still tells Spark's state store
+            # coordinator): let it, so that a process exiting now does not cut it short
+            query.awaitTermination(10)
+        except Exception as exc:  # it ended with the error that stopped it (reported by run())
+            logger.debug("query ended: %s", exc)
         for sink in self.sinks_by_node.values():
             try:
                 sink._driver_stop()

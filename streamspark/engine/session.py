@@ -58,6 +58,8 @@ def get_spark(master: str = "local[*]", conf: Optional[Mapping[str, Any]] = None
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         if master.startswith("local"):
             merged = _with_local_defaults(merged)
+            # bind Spark to the loopback interface (and skip its warning about the host name)
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = SparkSession.builder.master(master).appName(app_name)
         for key, value in merged.items():
             builder = builder.config(key, str(value))
@@ -132,14 +134,15 @@ LOCAL_CHECKPOINT_FILE_MANAGER = "org.apache.spark.sql.execution.streaming.checkp
 
 def _with_local_defaults(conf: dict[str, Any]) -> dict[str, Any]:
     """``conf`` with the settings of a local master added where the user set none: the JVM
-    options of :mod:`.jvm_archive` and the checkpoint file manager.
+    options of :mod:`.jvm_archive`, Spark's logging (:func:`log4j_config`) and the checkpoint
+    file manager.
 
     >>> _with_local_defaults({"spark.sql.streaming.checkpointFileManagerClass": "x"})[
     ...     "spark.sql.streaming.checkpointFileManagerClass"]
     'x'
     """
     merged = dict(conf)
-    jvm_options = _with_local_jvm_options(merged.get("spark.driver.extraJavaOptions"))
+    jvm_options = _with_log4j_config(_with_local_jvm_options(merged.get("spark.driver.extraJavaOptions")))
     if jvm_options:
         merged["spark.driver.extraJavaOptions"] = jvm_options
     merged.setdefault("spark.sql.streaming.checkpointFileManagerClass", LOCAL_CHECKPOINT_FILE_MANAGER)
@@ -153,3 +156,50 @@ def _with_local_jvm_options(user: Optional[str]) -> str:
     if any(flag in user for flag in ("SharedArchiveFile", "ArchiveClassesAtExit", "TieredStopAtLevel", "Xshare")):
         return user
     return f"{java_options()} {user}".strip()
+
+
+def _with_log4j_config(options: str) -> str:
+    """JVM options with Spark's logging set by :func:`log4j_config`, unless they configure
+    log4j themselves."""
+    config = None if "log4j" in options else log4j_config()
+    return f"-Dlog4j2.configurationFile=file:{config} {options}".strip() if config else options
+
+
+#: Spark's JVM logging for a local master: errors only, and none from the streaming engine's
+#: own bookkeeping (a query stopped by the application is logged by Spark as an error with its
+#: stack trace; streamspark reports a failed query itself, with the record that failed).
+LOG4J2_PROPERTIES = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.streaming.name = org.apache.spark.sql.execution.streaming
+logger.streaming.level = off
+logger.jetty.name = org.sparkproject.jetty
+logger.jetty.level = off
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+"""
+
+
+def log4j_config() -> Optional[str]:
+    """Write :data:`LOG4J2_PROPERTIES` to the temporary directory (once) and return its path;
+    None if it cannot be written (Spark then uses its own defaults)."""
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha1(LOG4J2_PROPERTIES.encode()).hexdigest()[:10]
+    path = os.path.join(tempfile.gettempdir(), f"streamspark-log4j2-{digest}.properties")
+    try:
+        if not os.path.isfile(path):
+            partial = f"{path}.{os.getpid()}"
+            with open(partial, "w") as f:
+                f.write(LOG4J2_PROPERTIES)
+            os.replace(partial, path)
+    except OSError as exc:
+        logger.debug("no log4j configuration for Spark: %s", exc)
+        return None
+    return path

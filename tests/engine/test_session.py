@@ -35,3 +35,22 @@ def test_spark_connect_is_refused_at_start_with_the_reason(make_app, kafka, monk
     app.dataframe(app.topic(topic))
     with pytest.raises(StreamsparkException, match="Spark Connect .* is not supported: .*foreachBatch"):
         app.run(timeout=5)
+
+
+def test_local_sessions_log_spark_errors_only_unless_the_user_configures_log4j():
+    from streamspark.engine.session import log4j_config
+
+    options = _with_local_defaults({})["spark.driver.extraJavaOptions"]
+    path = log4j_config()
+    assert path is not None and f"-Dlog4j2.configurationFile=file:{path}" in options
+    with open(path) as f:
+        text = f.read()
+    assert "rootLogger.level = error" in text and "org.apache.spark.sql.execution.streaming" in text
+    mine = "-Dlog4j2.configurationFile=file:/etc/mine.properties"
+    assert _with_local_defaults({"spark.driver.extraJavaOptions": mine})["spark.driver.extraJavaOptions"].count(
+        "log4j2.configurationFile") == 1
+
+
+def test_shared_session_runs_with_the_log4j_config(spark):
+    args = list(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert any(a.startswith("-Dlog4j2.configurationFile=file:") for a in args)
