@@ -18,8 +18,14 @@ if [ ! -x "$root/.venv/bin/python" ]; then
 fi
 stamp="$root/.venv/.streamspark-installed-$extras"
 if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
-  "$root/.venv/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
-  "$root/.venv/bin/python" -m pip install -q -e "$root[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
+  # pip's output (setuptools' editable-install warnings among it) is shown only when it fails
+  log="$root/.venv/pip-install.log"
+  if ! { "$root/.venv/bin/python" -m pip install -q --upgrade pip \
+         && "$root/.venv/bin/python" -m pip install -q -e "$root[$extras]"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "pip install failed (the log is above, and in $log)" >&2
+    exit 1
+  fi
   "$root/.venv/bin/python" -c "import streamspark, pyspark" 
   touch "$stamp"
 fi

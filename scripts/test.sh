@@ -52,5 +52,14 @@ cd "$root"
 # so the rest of the suite runs beside them; STREAMSPARK_TEST_WORKERS=0 runs in one process
 workers="${STREAMSPARK_TEST_WORKERS:-2}"
 parallel=()
-[ "$workers" != 0 ] && parallel=(-n "$workers")
+# (loadgroup: tests marked with one xdist_group, e.g. the standalone cluster's, share a worker)
+[ "$workers" != 0 ] && parallel=(-n "$workers" --dist loadgroup)
+# the documentation (mkdocs.yml, docs/, the API reference from the docstrings) builds with no
+# warning; its log is shown only when it fails (mkdocs' -q would also hide the warnings that
+# --strict counts, so the build would pass with them)
+if ! docs_log="$("$root/.venv/bin/python" -m mkdocs build --strict -f "$root/mkdocs.yml" -d "$root/.tools/site" 2>&1)"; then
+  echo "$docs_log" >&2
+  echo "mkdocs build --strict failed (the log is above)" >&2
+  exit 1
+fi
 exec "$root/.venv/bin/python" -m pytest -p no:cacheprovider "${parallel[@]}" "$@"

@@ -26,6 +26,12 @@ def pytest_collection_modifyitems(items: list[Any]) -> None:
         return (mark is None, -mark.kwargs.get("seconds", 0) if mark is not None else 0)
 
     items.sort(key=order)
+    # tests that start Spark or the embedded broker (directly, or through an application run in a
+    # subprocess) carry the "spark" marker: `pytest -m "not spark"` runs the in-process rest in seconds
+    heavy = {"spark", "broker", "make_app", "kafka"}
+    for item in items:
+        if heavy & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("harness") is not None:
+            item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture(scope="session")

@@ -86,7 +86,7 @@ def refuse_spark_connect(master: str) -> None:
     ``yarn``, ``k8s://…`` or ``local[*]`` instead.
 
     >>> refuse_spark_connect("local[2]")
-    >>> refuse_spark_connect("sc://spark-host:15002")
+    >>> refuse_spark_connect("sc://spark-host:15002")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     streamspark.exceptions.StreamsparkException: Spark Connect (sc://spark-host:15002) is not supported: ...

@@ -88,6 +88,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneClus
 
 
 @pytest.mark.harness(seconds=240)
+@pytest.mark.xdist_group("standalone-cluster")  # both runs on one pytest worker and one cluster
 @pytest.mark.parametrize("mode", ["stateful", "stateless"])
 def test_kill_9_of_the_driver_on_a_standalone_cluster_exactly_once(broker, kafka, tmp_path, cluster, mode):
     total = 4_000
