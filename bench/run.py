@@ -286,7 +286,7 @@ def main() -> int:
                   f"peak {row['peak_mb']:.0f} MB", flush=True)
 
     workloads = args.workloads.split(",")
-    quix_python = None if args.no_quix else _quix_python()
+    quix_python = None if args.no_quix else install_quix()
     with EmbeddedBroker(nice=args.broker_nice) as broker:
         src = make_topic(broker.address)
         t = time.perf_counter()
@@ -365,7 +365,7 @@ def main() -> int:
     return 0
 
 
-def _quix_python() -> str:
+def install_quix() -> str:
     """Quix Streams in its own virtual environment (bench/.venv-quix), created on first use."""
     venv = Path(__file__).with_name(".venv-quix")
     python = venv / "bin" / "python"

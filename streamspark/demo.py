@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import random
 import shutil
 import sys
@@ -36,7 +37,10 @@ def _produce_readings(address: str, topic: str, silent_after: float, rate: float
     """Each sensor sends ``rate`` readings per second until ``stop``; sensor-c stops after ``silent_after`` s."""
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": address, "linger.ms": 20})
+    # librdkafka's own log lines go to a Python logger (served while the producer polls), so a
+    # producer that outlives the broker at exit does not print reconnect errors
+    producer = Producer({"bootstrap.servers": address, "linger.ms": 20},
+                        logger=logging.getLogger("streamspark.demo.sensors"))
     rnd = random.Random(7)
     started = time.monotonic()
     seq = 0

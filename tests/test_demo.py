@@ -16,4 +16,6 @@ def test_demo_runs_end_to_end(tmp_path):
     assert out.returncode == 0, text[-4000:]
     assert "silence alerts: ['sensor-c']" in text
     assert "streamspark demo: OK" in text
+    # quiet: Spark's start-up banner and librdkafka's reconnect chatter do not reach the user
+    assert "Setting default log level" not in text and "|FAIL|" not in text, text[-4000:]
     assert list((tmp_path / "lake" / "sensor_readings").glob("year=*/month=*/day=*/hour=*/*.parquet"))

@@ -168,20 +168,23 @@ def _with_log4j_config(options: str) -> str:
 #: Spark's JVM logging for a local master: errors only, and none from the streaming engine's
 #: own bookkeeping (a query stopped by the application is logged by Spark as an error with its
 #: stack trace; streamspark reports a failed query itself, with the record that failed).
+#: The root level stays at Spark's shell default (warn) and the console drops what is below
+#: error: Spark prints "Setting default log level to ..." at start-up whenever a shell's root
+#: level differs from that default.
 LOG4J2_PROPERTIES = """\
-rootLogger.level = error
+rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
 appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+appender.console.filter.threshold.type = ThresholdFilter
+appender.console.filter.threshold.level = error
 logger.streaming.name = org.apache.spark.sql.execution.streaming
 logger.streaming.level = off
 logger.jetty.name = org.sparkproject.jetty
 logger.jetty.level = off
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
 """
 
 

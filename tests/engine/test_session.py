@@ -45,7 +45,8 @@ def test_local_sessions_log_spark_errors_only_unless_the_user_configures_log4j()
     assert path is not None and f"-Dlog4j2.configurationFile=file:{path}" in options
     with open(path) as f:
         text = f.read()
-    assert "rootLogger.level = error" in text and "org.apache.spark.sql.execution.streaming" in text
+    assert "appender.console.filter.threshold.level = error" in text
+    assert "org.apache.spark.sql.execution.streaming" in text
     mine = "-Dlog4j2.configurationFile=file:/etc/mine.properties"
     assert _with_local_defaults({"spark.driver.extraJavaOptions": mine})["spark.driver.extraJavaOptions"].count(
         "log4j2.configurationFile") == 1

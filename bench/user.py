@@ -1,0 +1,226 @@
+"""User-level benchmark: the same ``app.py`` run as a user runs it, ``python app.py``.
+
+Usage::
+
+    .venv/bin/python bench/user.py [--messages 500000] [--workloads W1,W2,W3,W6] [--no-quix]
+
+Each workload is one program text, written once with ``from streamspark import Application``
+and once with ``from quixstreams import Application`` (the only line that differs), with the
+production defaults of both libraries: ``Application(broker_address=..., consumer_group=...,
+auto_offset_reset="earliest")`` and ``app.run()``. The bench starts it as a subprocess and the
+clock starts at the launch, so the interpreter's, the library's and (for streamspark) Spark's
+start-up are all counted. A consumer of the output topic notes when each output arrives.
+
+Reported per (workload, system):
+
+- ``first_output_s``: launch to the first output;
+- ``last_output_s``: launch to the last output (the run is over once no output has arrived for
+  ``--idle`` seconds; the program is then stopped with SIGTERM);
+- ``steady_out_per_s``: outputs per second between the arrival of 10% and 90% of them;
+- ``outputs`` and ``peak_mb`` (resident memory of the program and its children: for streamspark
+  the driver, Spark's JVM and its Python workers).
+
+Results go to ``bench/results/latest.json`` (``--json`` to change): a ``rows`` list and, per
+workload, ``ratio_to_quix_steady`` (streamspark's steady rate / Quix Streams'),
+``ratio_to_quix_last_output`` (Quix Streams' time to the last output / streamspark's: above 1
+means streamspark finished first) and ``ratio_to_quix_first_output`` (the same for the first
+output).
+
+Workloads (~150-byte JSON values, 4 partitions, keys of 10k sensors, as ``bench/run.py``):
+W1 filter + column arithmetic + apply -> topic; W2 running count per key -> topic; W3 10 s
+tumbling window per key on the payload's event time, mean and count, ``.final()`` -> topic;
+W6 ``group_by`` a field derived from the value (100 groups) + running count per group -> topic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Optional
+
+from confluent_kafka import Consumer
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _measure import PeakRSS, wait_broker_quiet  # noqa: E402
+from run import count_and_delete, install_quix, load, make_topic  # noqa: E402
+
+#: the program a user writes; ``{library}`` is ``streamspark`` or ``quixstreams``
+APP = '''\
+import os
+
+from {library} import Application
+from {library}.dataframe.windows import Count, Mean
+
+WORKLOAD = os.environ["BENCH_WORKLOAD"]
+
+
+def count(value, state):
+    n = state.get("n", 0) + 1
+    state.set("n", n)
+    return {{**value, "n": n}}
+
+
+app = Application(
+    broker_address=os.environ["BENCH_BROKER"],
+    consumer_group=os.environ["BENCH_GROUP"],
+    auto_offset_reset="earliest",
+    # the embedded test broker answers a fetch with whole partition tails (a real broker honours
+    # the fetch limits): both libraries get the same room for that answer
+    consumer_extra_config={{"receive.message.max.bytes": 1_000_000_000}},
+)
+source = app.topic(os.environ["BENCH_SRC"],
+                   timestamp_extractor=(lambda v, h, t, tt: v["ts"]) if WORKLOAD == "W3" else None)
+sdf = app.dataframe(source)
+if WORKLOAD == "W1":
+    sdf = sdf[sdf["temp"] > 25]
+    sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
+    sdf = sdf.apply(lambda v: {{**v, "tag": "hot"}})
+elif WORKLOAD == "W2":
+    sdf = sdf.apply(count, stateful=True)
+elif WORKLOAD == "W3":
+    sdf = sdf.tumbling_window(10_000).agg(avg=Mean("temp"), n=Count()).final()
+elif WORKLOAD == "W6":
+    sdf = sdf.group_by(lambda v: v["sensor"][-2:], name="sensor_suffix")
+    sdf = sdf.apply(count, stateful=True)
+sdf.to_topic(app.topic(os.environ["BENCH_OUT"]))
+
+if __name__ == "__main__":
+    app.run()
+'''
+
+
+class OutputClock:
+    """Reads a topic from the beginning and notes the arrival time of every message."""
+
+    def __init__(self, address: str, topic: str, started: float) -> None:
+        self.started = started
+        self.arrivals: list[float] = []
+        self._stop = threading.Event()
+        self._consumer = Consumer({"bootstrap.servers": address, "group.id": f"clock-{uuid.uuid4().hex[:6]}",
+                                   "auto.offset.reset": "earliest", "fetch.wait.max.ms": 10,
+                                   "receive.message.max.bytes": 1_000_000_000})
+        self._consumer.subscribe([topic])
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            msgs = self._consumer.consume(10_000, timeout=0.05)
+            now = time.monotonic() - self.started
+            self.arrivals.extend(now for m in msgs if not m.error())
+        self._consumer.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def run_program(python: str, library: str, workload: str, address: str, src: str, idle: float,
+                limit: float) -> dict[str, Any]:
+    """Write the program for ``library``, run it with ``python app.py`` and time its outputs."""
+    work = Path(tempfile.mkdtemp(prefix=f"bench-user-{library}-"))
+    (work / "app.py").write_text(APP.format(library=library))
+    out = make_topic(address)
+    env = {**os.environ, "BENCH_WORKLOAD": workload, "BENCH_BROKER": address, "BENCH_SRC": src,
+           "BENCH_OUT": out, "BENCH_GROUP": f"user-{library}-{uuid.uuid4().hex[:6]}"}
+    log = open(work / "app.log", "wb")
+    started = time.monotonic()
+    proc = subprocess.Popen([python, "app.py"], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    clock = OutputClock(address, out, started)
+    with PeakRSS(proc.pid) as mem:
+        while proc.poll() is None and time.monotonic() - started < limit:
+            time.sleep(0.5)
+            arrivals = clock.arrivals
+            if arrivals and time.monotonic() - started - arrivals[-1] > idle:
+                break
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    clock.stop()
+    log.close()
+    arrivals = clock.arrivals
+    count_and_delete(address, out)
+    row: dict[str, Any] = {"workload": workload, "system": library, "outputs": len(arrivals),
+                           "peak_mb": round(mem.peak_mb), "log": str(work / "app.log")}
+    if not arrivals:
+        print(f"{workload} {library}: no output; the program's log is {work / 'app.log'}", file=sys.stderr)
+        return row
+    lo, hi = arrivals[len(arrivals) // 10], arrivals[min(len(arrivals) - 1, len(arrivals) * 9 // 10)]
+    steady = (len(arrivals) * 8 // 10) / (hi - lo) if hi > lo else float("inf")
+    row.update(first_output_s=round(arrivals[0], 2), last_output_s=round(arrivals[-1], 2),
+               steady_out_per_s=round(steady))
+    return row
+
+
+def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, Optional[float]]]:
+    """Per workload, streamspark against Quix Streams (see the module's docstring).
+
+    >>> ratios([{"workload": "W1", "system": "quixstreams", "first_output_s": 2.0, "last_output_s": 30.0,
+    ...          "steady_out_per_s": 20000},
+    ...         {"workload": "W1", "system": "streamspark", "first_output_s": 8.0, "last_output_s": 15.0,
+    ...          "steady_out_per_s": 80000}])
+    {'W1': {'ratio_to_quix_steady': 4.0, 'ratio_to_quix_last_output': 2.0, 'ratio_to_quix_first_output': 0.25}}
+    """
+    by = {(r["workload"], r["system"]): r for r in rows}
+    result: dict[str, dict[str, Optional[float]]] = {}
+    for workload in dict.fromkeys(r["workload"] for r in rows):
+        quix, ours = by.get((workload, "quixstreams")), by.get((workload, "streamspark"))
+        if quix is None or ours is None or "steady_out_per_s" not in quix or "steady_out_per_s" not in ours:
+            continue
+        result[workload] = {
+            "ratio_to_quix_steady": round(ours["steady_out_per_s"] / quix["steady_out_per_s"], 2),
+            "ratio_to_quix_last_output": round(quix["last_output_s"] / ours["last_output_s"], 2),
+            "ratio_to_quix_first_output": round(quix["first_output_s"] / ours["first_output_s"], 2),
+        }
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=500_000)
+    parser.add_argument("--workloads", default="W1,W2,W3,W6")
+    parser.add_argument("--no-quix", action="store_true")
+    parser.add_argument("--idle", type=float, default=15.0, help="seconds without output that end a run")
+    parser.add_argument("--limit", type=float, default=600.0, help="seconds a run may take at most")
+    parser.add_argument("--json", default=str(Path(__file__).with_name("results") / "latest.json"))
+    parser.add_argument("--broker-nice", type=int, default=10)
+    args = parser.parse_args()
+    from streamspark.testing import EmbeddedBroker
+
+    systems = [("streamspark", sys.executable)]
+    if not args.no_quix:
+        systems.insert(0, ("quixstreams", install_quix()))
+    rows: list[dict[str, Any]] = []
+    with EmbeddedBroker(nice=args.broker_nice) as broker:
+        src = make_topic(broker.address)
+        load(broker.address, src, args.messages)
+        for workload in args.workloads.split(","):
+            for library, python in systems:
+                wait_broker_quiet(broker)
+                row = run_program(python, library, workload, broker.address, src, args.idle, args.limit)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    result = {"mode": "user", "messages": args.messages, "machine": f"{os.cpu_count()} cores",
+              "rows": rows, "ratios": ratios(rows)}
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    for workload, r in result["ratios"].items():
+        print(workload, r)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
