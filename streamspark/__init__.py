@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .models import MessageContext, Topic, TopicConfig
     from .models.serializers import IgnoreMessage
     from .sinks import SinkBackpressureError
+    from .state import State
 
 #: public name -> the module that defines it. Imported on first use: Spark's Python processes
 #: import this package to run a pipeline's steps and need none of the application layer
@@ -35,6 +36,7 @@ _LAZY = {
     "TopicConfig": ".models",
     "IgnoreMessage": ".models.serializers",
     "SinkBackpressureError": ".sinks",
+    "State": ".state",
 }
 
 
@@ -66,6 +68,7 @@ __all__ = (
     "TopicConfig",
     "IgnoreMessage",
     "SinkBackpressureError",
+    "State",
     "message_context",
     "configure_logging",
     "__version__",

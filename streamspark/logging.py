@@ -10,11 +10,14 @@ import logging
 import sys
 from typing import Literal, Optional, Union
 
-__all__ = ("configure_logging", "LogLevel", "logger")
+__all__ = ("configure_logging", "LogLevel", "LOGGER_NAME", "logger")
 
 LogLevel = Literal["CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG", "NOTSET"]
 
-logger = logging.getLogger("streamspark")
+#: The name of the library's logger.
+LOGGER_NAME = "streamspark"
+
+logger = logging.getLogger(LOGGER_NAME)
 
 _FORMAT = "[%(asctime)s] [%(levelname)s] [%(name)s] : %(message)s"
 _FORMAT_PID = "[%(asctime)s] [%(levelname)s] [%(name)s] [%(process)d] : %(message)s"
@@ -22,7 +25,7 @@ _FORMAT_PID = "[%(asctime)s] [%(levelname)s] [%(name)s] [%(process)d] : %(messag
 
 def configure_logging(
     loglevel: Optional[Union[int, LogLevel]],
-    name: str = "streamspark",
+    name: str = LOGGER_NAME,
     pid: bool = False,
 ) -> bool:
     """Attach a stderr handler to the library logger.

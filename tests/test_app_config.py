@@ -105,3 +105,23 @@ def test_parameters_at_their_defaults_do_not_warn(caplog, monkeypatch):
     with caplog.at_level("WARNING", logger="streamspark"):
         Application("h:1", loglevel=None, use_changelog_topics=True, consumer_poll_timeout=1.0)
     assert "no effect" not in caplog.text
+
+
+def test_a_cluster_master_with_a_state_dir_not_declared_shared_fails_at_start(tmp_path, monkeypatch):
+    import streamspark.engine.masters as masters
+
+    monkeypatch.setattr(masters, "running_session", lambda: None)  # as in a program of its own
+    # an address nothing listens on: the run fails before it reaches the broker or starts Spark
+    app = Application("127.0.0.1:1", spark_master="spark://spark-master:7077", state_dir=tmp_path / "state",
+                      loglevel=None)
+    app.dataframe(app.topic("readings"))
+    with pytest.raises(StreamsparkException, match="state_dir_shared=True"):
+        app.run(timeout=1)
+
+
+def test_state_dir_shared_is_declared_by_argument_or_environment(monkeypatch):
+    assert Application("h:1", loglevel=None).config.state_dir_shared is False
+    assert Application("h:1", state_dir_shared=True, loglevel=None).config.state_dir_shared is True
+    monkeypatch.setenv("Streamspark__State__Shared", "true")
+    assert Application("h:1", loglevel=None).config.state_dir_shared is True
+    assert Application("h:1", state_dir_shared=False, loglevel=None).config.state_dir_shared is False

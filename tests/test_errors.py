@@ -5,10 +5,11 @@ from __future__ import annotations
 import base64
 import json
 import random
+import traceback
 
 import pytest
 
-from streamspark.exceptions import ProcessingError
+from streamspark.exceptions import PartitionAssignmentError, ProcessingError, QuixException
 from streamspark.models.serializers import IgnoreMessage, JSONDeserializer
 
 from .conftest import json_messages
@@ -151,3 +152,9 @@ def test_rejected_deliveries_reach_on_producer_error_as_the_sent_messages(make_a
     assert len(app.run(count=3, timeout=60)) == 3  # the run went through: every failure was accepted
     assert kafka.committed("delivery-err-2", src)[0] == 3
     assert kafka.high_watermarks(out)[0] == 0
+
+
+def test_exceptions_show_the_package_path_and_share_the_base():
+    err = ProcessingError("boom", topic="t", partition=0, offset=3)
+    assert traceback.format_exception_only(err)[-1] == "streamspark.exceptions.ProcessingError: boom\n"
+    assert issubclass(ProcessingError, QuixException) and issubclass(PartitionAssignmentError, QuixException)

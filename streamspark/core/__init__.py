@@ -1,5 +1,5 @@
 """The logical plan: stream nodes and their fusion into per-record Python functions."""
 
-from .stream import Stream, StreamNode, compose
+from .stream import InvalidOperation, InvalidTopology, Stream, StreamNode, compose
 
-__all__ = ("Stream", "StreamNode", "compose")
+__all__ = ("Stream", "StreamNode", "compose", "InvalidTopology", "InvalidOperation")

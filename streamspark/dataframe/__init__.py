@@ -1,7 +1,13 @@
 """The dataframe API."""
 
 from .dataframe import StreamingDataFrame
-from .exceptions import GroupByLimitExceeded, InvalidOperation
+from .exceptions import (
+    ColumnDoesNotExist, GroupByDuplicate, GroupByLimitExceeded, GroupByNestingLimit, InvalidColumnReference,
+    InvalidOperation, StreamingDataFrameDuplicate,
+)
 from .series import StreamingSeries
 
-__all__ = ("StreamingDataFrame", "StreamingSeries", "InvalidOperation", "GroupByLimitExceeded")
+__all__ = (
+    "StreamingDataFrame", "StreamingSeries", "InvalidOperation", "ColumnDoesNotExist", "InvalidColumnReference",
+    "GroupByNestingLimit", "GroupByDuplicate", "GroupByLimitExceeded", "StreamingDataFrameDuplicate",
+)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import operator
 import pprint
+import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, List, Literal, Mapping, NoReturn, Optional, Union
 
 from ..context import set_message_context
 from ..core.stream import Stream, StreamNode, compose
@@ -23,8 +25,10 @@ from ..models.topics.topic import Topic
 from ..models.types import Headers, HeadersTuples
 from ..sinks.base.sink import BaseSink
 from ..state.store import KeyedStateStore
-from .exceptions import GroupByLimitExceeded, InvalidOperation
-from .series import StreamingSeries
+from ._table import DEFAULT_LIVE, DEFAULT_LIVE_SLOWDOWN, LiveSettings, TablePrinter
+from .exceptions import GroupByDuplicate, GroupByNestingLimit, InvalidOperation
+from .joins.lookups.base import BaseField, BaseLookup
+from .series import StreamingSeries, value_function
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -62,6 +66,10 @@ class _TestEmitter:
 _current_ctx: contextvars.ContextVar[MessageContext] = contextvars.ContextVar("_sdf_test_ctx")
 #: in-memory state of ``sdf.test()`` per dataframe tree: it persists across ``test()`` calls
 _test_states: "weakref.WeakKeyDictionary[StreamNode, KeyedStateStore]" = weakref.WeakKeyDictionary()
+#: stream ids made by ``group_by`` per dataframe tree (a group_by of these is nested)
+_group_origins: "weakref.WeakKeyDictionary[StreamNode, set[str]]" = weakref.WeakKeyDictionary()
+#: the ``print_table`` live settings shared by the tables of a dataframe tree
+_live_settings: "weakref.WeakKeyDictionary[StreamNode, LiveSettings]" = weakref.WeakKeyDictionary()
 
 
 class StreamingDataFrame:
@@ -87,7 +95,6 @@ class StreamingDataFrame:
         self._stream = stream if stream is not None else Stream()
         self._registry = registry
         self._stream_id = stream_id or (topic.name if topic is not None else "stream")
-        self._grouped = False
 
     # --- identity --------------------------------------------------------------------
     @property
@@ -135,7 +142,7 @@ class StreamingDataFrame:
         [(1, b'key', 0, None), (1, b'key', 0, None)]
         """
         return self._derive(
-            self._stream.add_apply(func, expand=expand, metadata=metadata, stateful_in=self._state_scope(stateful))
+            self._stream.add_step("apply", func, expand=expand, metadata=metadata, stream_id=self._state_scope(stateful))
         )
 
     def update(self, func: Callable[..., Any], *, stateful: bool = False, metadata: bool = False) -> "StreamingDataFrame":
@@ -146,7 +153,9 @@ class StreamingDataFrame:
         >>> sdf.update(lambda v: v.append(2)).test([1])
         [([1, 2], b'key', 0, None)]
         """
-        return self._in_place(self._stream.add_update(func, metadata=metadata, stateful_in=self._state_scope(stateful)))
+        return self._in_place(
+            self._stream.add_step("update", func, metadata=metadata, stream_id=self._state_scope(stateful))
+        )
 
     def filter(self, func: Callable[..., Any], *, stateful: bool = False, metadata: bool = False) -> "StreamingDataFrame":
         """Keep records for which ``func`` returns a truthy value.
@@ -155,7 +164,9 @@ class StreamingDataFrame:
         >>> StreamingDataFrame(Topic("t")).filter(lambda v: v > 1).test(1)
         []
         """
-        return self._derive(self._stream.add_filter(func, metadata=metadata, stateful_in=self._state_scope(stateful)))
+        return self._derive(
+            self._stream.add_step("filter", func, metadata=metadata, stream_id=self._state_scope(stateful))
+        )
 
     def contains(self, keys: Union[str, List[str]]) -> StreamingSeries:
         """A series that is True when **all** ``keys`` are present in the value."""
@@ -169,15 +180,19 @@ class StreamingDataFrame:
     def fill(self, *columns: str, **mapping: Any) -> "StreamingDataFrame":
         """Set missing or None columns to None (positional names) or to a constant (keywords); in-place.
 
+        Values that are not dicts pass unchanged.
+
         >>> from streamspark.models import Topic
         >>> StreamingDataFrame(Topic("t")).fill("x", y=2).test({"y": None})
         [({'y': 2, 'x': None}, b'key', 0, None)]
         """
         defaults = {**{c: None for c in columns}, **mapping}
         if not defaults:
-            raise ValueError("fill() needs at least one column")
+            raise ValueError("No columns or mapping provided to fill().")
 
         def _fill(value: Any) -> None:
+            if not isinstance(value, dict):
+                return
             for col, default in defaults.items():
                 if value.get(col) is None:
                     value[col] = default
@@ -185,22 +200,29 @@ class StreamingDataFrame:
         return self._in_place(self._stream.add_update(_fill))
 
     def drop(self, columns: Union[str, List[str]], errors: Literal["ignore", "raise"] = "raise") -> "StreamingDataFrame":
-        """Remove columns from the value; missing ones raise ``KeyError`` unless ``errors="ignore"`` (in-place)."""
-        if isinstance(columns, str):
+        """Remove columns from the value (which must support ``del``, like a dict); in-place.
+
+        Missing columns raise ``KeyError`` unless ``errors="ignore"``; an empty list does nothing.
+        """
+        if isinstance(columns, list):
+            if not columns:
+                return self
+            if not all(isinstance(c, str) for c in columns):
+                raise TypeError("column list must contain strings only")
+        elif isinstance(columns, str):
             columns = [columns]
-        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
-            raise TypeError(f"drop() expects a column name or a list of names, got {columns!r}")
-        if not columns:
-            return self
+        else:
+            raise TypeError(f"Expected a string or a list of strings, not {type(columns)}")
         cols = list(columns)
         ignore = errors == "ignore"
 
         def _drop(value: Any) -> None:
             for c in cols:
-                if ignore:
-                    value.pop(c, None)
-                else:
+                try:
                     del value[c]
+                except KeyError:
+                    if not ignore:
+                        raise
 
         return self._in_place(self._stream.add_update(_drop))
 
@@ -212,21 +234,35 @@ class StreamingDataFrame:
 
         return self._derive(self._stream.add_transform(_ts))
 
-    def set_headers(self, func: Callable[[Any, Any, int, Headers], HeadersTuples]) -> "StreamingDataFrame":
-        """Replace the headers with ``func(value, key, timestamp, headers)`` (a list of ``(name, value)``)."""
+    def set_headers(self, func: Callable[[Any, Any, int, HeadersTuples], HeadersTuples]) -> "StreamingDataFrame":
+        """Replace the headers with ``func(value, key, timestamp, headers)`` (a list of ``(name, value)``).
+
+        ``func`` receives a copy of the current headers as a list (empty when there are none).
+        """
 
         def _hdr(v: Any, k: Any, t: int, h: Headers) -> tuple[Any, Any, int, Headers]:
-            return v, k, t, func(v, k, t, h)
+            return v, k, t, func(v, k, t, list(h) if h else [])
 
         return self._derive(self._stream.add_transform(_hdr))
 
     def print(self, pretty: bool = True, metadata: bool = False) -> "StreamingDataFrame":
-        """Print each value (and key, timestamp, headers with metadata) to stdout; in-place."""
-        printer = pprint.pformat if pretty else repr
+        """Print ``{"value": ...}`` for each record (with ``"key"``, ``"timestamp"`` and
+        ``"headers"`` too with ``metadata``) to stdout; in-place.
+
+        ``pretty`` formats it with ``pprint`` (indent 2, keys in their order); otherwise it is
+        printed as ``print()`` would.
+
+        >>> from streamspark.models import Topic
+        >>> _ = StreamingDataFrame(Topic("t")).print(pretty=False).test(1)
+        {'value': 1}
+        """
+        show: Callable[[Any], str] = (
+            functools.partial(pprint.pformat, indent=2, sort_dicts=False) if pretty else str
+        )
 
         def _print(v: Any, k: Any, t: int, h: Headers) -> None:
-            shown = {"value": v, "key": k, "timestamp": t, "headers": h} if metadata else v
-            print(printer(shown), flush=True)
+            shown = {"value": v, "key": k, "timestamp": t, "headers": h} if metadata else {"value": v}
+            print(show(shown), flush=True)
 
         return self._in_place(self._stream.add_update(_print, metadata=True))
 
@@ -236,19 +272,36 @@ class StreamingDataFrame:
         title: Optional[str] = None,
         metadata: bool = True,
         timeout: float = 5.0,
-        live: bool = True,
-        live_slowdown: float = 0.5,
+        live: bool = DEFAULT_LIVE,
+        live_slowdown: float = DEFAULT_LIVE_SLOWDOWN,
         columns: Optional[List[str]] = None,
         column_widths: Optional[dict[str, int]] = None,
     ) -> "StreamingDataFrame":
         """Print the most recent records as a table (in-place; experimental).
 
-        On Spark, records are processed inside worker processes, so each worker prints its
-        own table to the console every ``size`` records or ``timeout`` seconds.
-        """
-        from ._table import TablePrinter
+        Rows hold ``_key`` and ``_timestamp`` first (with ``metadata``), then the value's
+        columns (a value that is not a dict is the column ``"0"``); ``columns`` picks the value
+        columns to show (``[]``: metadata only), missing values are empty cells and
+        ``column_widths`` fixes widths (longer text ends with "…").
 
-        printer = TablePrinter(size=size, title=title, metadata=metadata, timeout=timeout, columns=columns, column_widths=column_widths)
+        In a terminal with ``live``, every record reprints the pipeline's tables in place, then
+        waits ``live_slowdown`` seconds; the last ``live``/``live_slowdown`` given to any
+        ``print_table`` of the pipeline applies to all. Otherwise (output redirected, and in
+        Spark's workers, where each worker prints its own table) a table is printed when it
+        holds ``size`` rows or ``timeout`` seconds after the previous one.
+        """
+        settings = _live_settings.get(self._stream.root())
+        if settings is None:
+            settings = _live_settings[self._stream.root()] = LiveSettings()
+        settings.configure(live, live_slowdown)
+        if columns is not None:
+            if metadata:
+                columns = ["_key", "_timestamp", *columns]
+            elif not columns:
+                warnings.warn(f"`columns` is an empty list and `metadata` is False. Table `{title}` will be empty.",
+                              stacklevel=2)
+        printer = TablePrinter(size=size, title=title, metadata=metadata, timeout=timeout, columns=columns,
+                               column_widths=column_widths, settings=settings)
         return self._in_place(self._stream.add_update(printer.add, metadata=True))
 
     # --- windows -----------------------------------------------------------------------
@@ -350,31 +403,39 @@ class StreamingDataFrame:
 
         On Spark the records are shuffled by their new key (no repartition topic is
         written, so the (de)serializer arguments are accepted for compatibility only).
-        ``name`` is required for a callable; ``group_by`` is allowed once per dataframe.
+        ``name`` is required for a callable and names the operation (the column by default).
+
+        Several ``group_by`` may branch from one stream if their names differ
+        (``GroupByDuplicate`` otherwise); a ``group_by`` of a dataframe that a ``group_by``
+        made raises ``GroupByNestingLimit``.
 
         >>> from streamspark.models import Topic
         >>> sdf = StreamingDataFrame(Topic("orders")).group_by("customer")
         >>> sdf.test({"customer": "c1"}, key=b"store-7")
         [({'customer': 'c1'}, 'c1', 0, None)]
         """
-        if self._grouped:
-            raise GroupByLimitExceeded("group_by() can only be used once per StreamingDataFrame")
-        if callable(key):
-            if not name:
-                raise ValueError("group_by() with a callable needs a unique name=")
+        if not key:
+            raise ValueError('Parameter "key" cannot be empty')
+        key_func: Callable[[Any], Any]
+        if isinstance(key, str):
+            key_func = operator.itemgetter(key)
+        elif callable(key):
             key_func = key
-            op = name
-        elif isinstance(key, str):
-            column = key
-
-            def key_func(value: Any) -> Any:
-                return value[column]
-
-            op = name or column
         else:
-            raise TypeError(f"group_by() expects a column name or a callable, got {type(key).__name__}")
+            raise TypeError("group_by 'key' must be callable or string (column name)")
+        op = name or (key if isinstance(key, str) else None)
+        if not op:
+            raise ValueError('group_by requires "name" parameter when "key" is a function')
         stream_id = f"{self._stream_id}--groupby--{op}"
-        self._grouped = True
+        origins = _group_origins.setdefault(self._stream.root(), set())
+        if self._stream_id in origins:
+            raise GroupByNestingLimit("Subsequent (nested) `SDF.group_by()` operations are not allowed.")
+        if stream_id in origins:
+            raise GroupByDuplicate(
+                "An `SDF.group_by()` operation appears to be the same as another, either from using the same "
+                "column or name parameter; adjust by setting a unique name with `SDF.group_by(name=<NAME>)`"
+            )
+        origins.add(stream_id)
         return StreamingDataFrame(
             self._topic,
             stream=self._stream.add_group_by(key_func, op, stream_id),
@@ -382,34 +443,133 @@ class StreamingDataFrame:
             stream_id=stream_id,
         )
 
+    # --- joins -----------------------------------------------------------------------
+    def join_lookup(
+        self,
+        lookup: BaseLookup[Any],
+        fields: dict[str, BaseField],
+        on: Optional[Union[str, Callable[[dict[str, Any], Any], str]]] = None,
+    ) -> "StreamingDataFrame":
+        """Enrich each record's value in place with data fetched by ``lookup`` (experimental).
+
+        For every record, ``lookup.join(fields, target, value, key, timestamp, headers)`` sets
+        the ``fields`` in the value (a dict). The target key is the message key (``on=None``),
+        the value's column ``on`` (a string), or ``on(value, key)`` (a callable). It runs as a
+        stateless step, in ``sdf.test()`` and in Spark's Python workers (the lookup is pickled
+        with the pipeline); an error of the lookup is a processing error of the record.
+        Lookups provided: :class:`~streamspark.dataframe.joins.lookups.SQLiteLookup`.
+
+        >>> import dataclasses
+        >>> from streamspark.dataframe.joins.lookups import BaseField, BaseLookup
+        >>> from streamspark.models import Topic
+        >>> @dataclasses.dataclass(frozen=True)
+        ... class Column(BaseField):
+        ...     name: str
+        >>> class DictLookup(BaseLookup[Column]):
+        ...     def join(self, fields, on, value, key, timestamp, headers):
+        ...         for name, field in fields.items():
+        ...             value[name] = {"d1": {"model": "m1"}}.get(on, {}).get(field.name)
+        >>> sdf = StreamingDataFrame(Topic("readings"))
+        >>> sdf = sdf.join_lookup(DictLookup(), {"model": Column("model")}, on="device")
+        >>> sdf.test({"device": "d1", "temp": 20})
+        [({'device': 'd1', 'temp': 20, 'model': 'm1'}, b'key', 0, None)]
+
+        :param lookup: the lookup (a :class:`~streamspark.dataframe.joins.lookups.BaseLookup`).
+        :param fields: field names to set in the value, each with what to fetch (a ``BaseField``).
+        :param on: how to get the target key: None (the message key), a column name, or
+            ``on(value, key)``.
+        :returns: this dataframe (the step is in-place).
+        """
+        if not isinstance(lookup, BaseLookup):
+            raise TypeError(f"join_lookup() expects a BaseLookup instance, got {type(lookup).__name__}")
+        if not isinstance(fields, Mapping):
+            raise TypeError(f"join_lookup() expects fields as a dict of name -> field, got {type(fields).__name__}")
+        for name, field in fields.items():
+            if not isinstance(field, BaseField):
+                raise TypeError(f"join_lookup() field {name!r} is a {type(field).__name__}, not a BaseField")
+        fields = dict(fields)
+        target: Callable[[Any, Any], Any]
+        if on is None:
+            target = _message_key
+        elif isinstance(on, str):
+            target = functools.partial(_column, on)
+        elif callable(on):
+            target = on
+        else:
+            raise TypeError(f"join_lookup() 'on' must be None, a column name or a callable, not {type(on).__name__}")
+        join = lookup.join
+
+        def join_lookup(value: Any, key: Any, timestamp: int, headers: Any) -> None:
+            join(fields, target(value, key), value, key, timestamp, headers)
+
+        return self.update(join_lookup, metadata=True)
+
     # --- column access ---------------------------------------------------------------
     def __getitem__(self, item: Any) -> Any:
+        """``sdf["col"]``: a series; ``sdf[["a", "b"]]``: a projection; ``sdf[series]`` and
+        ``sdf[other_sdf]``: a filter.
+
+        A dataframe used as a filter (or a column source, see ``__setitem__``) must branch off
+        this one with apply steps only, e.g. ``sdf[sdf.apply(f)]``: its steps then run inside
+        the filter instead of as a branch. It is refused with ``InvalidOperation`` when it is
+        this dataframe, when it does not branch off this one (another topic's, a sibling
+        branch), when a step between them has other branches, or when it was used that way
+        already; filter, update, expand and other steps in it raise ``ValueError``.
+
+        >>> from streamspark.models import Topic
+        >>> sdf = StreamingDataFrame(Topic("t"))
+        >>> sdf[sdf.apply(lambda v: v["n"] > 1)].test({"n": 2})
+        [({'n': 2}, b'key', 0, None)]
+        """
         if isinstance(item, StreamingSeries):
-            f = item.compose_returning()
-            return self._derive(self._stream.add_filter(f, metadata=True))
+            return self._derive(self._stream.add_filter(value_function(item), metadata=True))
+        if isinstance(item, StreamingDataFrame):
+            return self._derive(self._stream.add_returning("filter", self._stream.diff(item._stream)))
         if isinstance(item, list):
             keys = list(item)
             return self._derive(self._stream.add_apply(lambda v: {k: v[k] for k in keys}))
-        if isinstance(item, StreamingDataFrame):
-            raise InvalidOperation("Cannot index a StreamingDataFrame with another StreamingDataFrame")
-        return StreamingSeries(name=item, sdf_id=id(self))
+        if isinstance(item, str):
+            return StreamingSeries(name=item, sdf_id=id(self))
+        raise TypeError(f'Unsupported key type "{type(item)}"')
 
-    def __setitem__(self, key: str, value: Any) -> None:
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``sdf["col"] = value`` (in-place): ``value`` is a constant, a series of this
+        dataframe (another dataframe's raises ``InvalidOperation``), or a dataframe branching
+        off this one with apply steps (see ``__getitem__``).
+
+        >>> from streamspark.models import Topic
+        >>> sdf = StreamingDataFrame(Topic("t"))
+        >>> sdf["n2"] = sdf.apply(lambda v: v["n"] * 2)
+        >>> sdf.test({"n": 2})
+        [({'n': 2, 'n2': 4}, b'key', 0, None)]
+        """
         if isinstance(value, StreamingDataFrame):
-            raise InvalidOperation("Assign a column from a series (sdf['x'] = sdf['y'] + 1) or a constant, not a dataframe")
-        if isinstance(value, StreamingSeries):
-            f = value.compose_returning()
+            chain = self._stream.diff(value._stream)
+
+            def _set_result(v: Any, result: Any) -> None:
+                v[key] = result
+
+            self._in_place(self._stream.add_returning("update", chain, _set_result))
+        elif isinstance(value, StreamingSeries):
+            if value.sdf_id != id(self):
+                raise InvalidOperation(
+                    "Column-setting operations must originate from target SDF; "
+                    'ex: `sdf1["x"] = sdf1["y"] + 1`, NOT `sdf1["x"] = sdf2["y"] + 1` '
+                )
+            f = value_function(value)
 
             def _set(v: Any, k: Any, t: int, h: Headers) -> None:
                 v[key] = f(v, k, t, h)
 
+            self._in_place(self._stream.add_update(_set, metadata=True))
         else:
-            const = value
+            self._in_place(self._stream.add_update(functools.partial(_set_constant, key, value)))
 
-            def _set(v: Any, k: Any, t: int, h: Headers) -> None:
-                v[key] = const
-
-        self._in_place(self._stream.add_update(_set, metadata=True))
+    def __bool__(self) -> NoReturn:
+        raise InvalidOperation(
+            f"Cannot assess truth level of a {type(self).__name__} using 'bool()' or any operations that "
+            "rely on it; use '&' or '|' for logical and/or comparisons"
+        )
 
     # --- outputs ---------------------------------------------------------------------
     def to_topic(self, topic: Topic, key: Optional[Callable[[Any], Any]] = None) -> "StreamingDataFrame":
@@ -470,3 +630,15 @@ class StreamingDataFrame:
 
         contextvars.copy_context().run(run)
         return result
+
+
+def _set_constant(column: Any, constant: Any, value: Any) -> None:
+    operator.setitem(value, column, constant)
+
+
+def _message_key(value: Any, key: Any) -> Any:
+    return key
+
+
+def _column(column: str, value: Any, key: Any) -> Any:
+    return value[column]

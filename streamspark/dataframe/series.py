@@ -1,19 +1,29 @@
 """``StreamingSeries``: a lazy expression over one column (or any per-record computation).
 
->>> from streamspark.dataframe import StreamingSeries
->>> s = (StreamingSeries("a") + StreamingSeries("b")) * 2
->>> s.test({"a": 1, "b": 2})
-6
->>> (StreamingSeries("a") > 0).test({"a": 3})
+``test()`` returns ``(result, key, timestamp, headers)``, as the composed function does:
+
+>>> from streamspark.dataframe import StreamingDataFrame
+>>> from streamspark.models import Topic
+>>> sdf = StreamingDataFrame(Topic("t"))
+>>> ((sdf["a"] + sdf["b"]) * 2).test({"a": 1, "b": 2}, b"key", 0)
+(6, b'key', 0, None)
+>>> (sdf["a"].isnull() | (sdf["b"] > 1)).test({"a": None}, b"key", 0)[0]
 True
 """
 
 from __future__ import annotations
 
+import contextvars
 import operator
-from typing import Any, Callable, Container, Optional
+from typing import TYPE_CHECKING, Any, Callable, Container, Iterator, NoReturn, Optional
 
+from ..context import set_message_context
+from ..models.messagecontext import MessageContext
 from ..models.types import Headers
+from .exceptions import ColumnDoesNotExist, InvalidColumnReference, InvalidOperation
+
+if TYPE_CHECKING:
+    from ..core.stream import ReturningFn, Stream
 
 __all__ = ("StreamingSeries",)
 
@@ -23,31 +33,70 @@ SeriesFunc = Callable[[Any, Any, int, Headers], Any]
 
 def _column_getter(name: Any) -> SeriesFunc:
     def get(v: Any, k: Any, t: int, h: Headers) -> Any:
-        return v[name]
+        try:
+            return v[name]
+        except KeyError:
+            raise ColumnDoesNotExist(f"Column '{name}' does not exist in the message value")
+        except TypeError:
+            raise InvalidColumnReference(
+                f"Cannot access column '{name}'; column referencing expects message value type 'dict', "
+                f"not '{type(v).__name__}'"
+            )
 
     return get
+
+
+def _from_stream(stream: "Stream") -> SeriesFunc:
+    returning = stream.compose_returning()
+
+    def run(v: Any, k: Any, t: int, h: Headers) -> Any:
+        return returning(v, k, t, h)[0]
+
+    return run
+
+
+def _constant(value: Any) -> SeriesFunc:
+    def get(v: Any, k: Any, t: int, h: Headers) -> Any:
+        return value
+
+    return get
+
+
+def value_function(series: "StreamingSeries") -> SeriesFunc:
+    """The series' ``f(value, key, timestamp, headers) -> result`` (the result alone)."""
+    return series._func
 
 
 class StreamingSeries:
     """A per-record expression; built from ``sdf["col"]`` and combined with operators.
 
-    Operands may be series or constants. ``&`` and ``|`` are logical *and*/*or* of their
-    operands (Python's ``and``/``or``), ``~`` is logical *not*.
+    Operands may be series or constants. ``&`` and ``|`` are the logical *and*/*or* of their
+    operands with Python's short-circuit (the right side is not evaluated when the left one
+    decides), ``~`` is logical *not*. ``and``/``or``/``not`` and ``bool()`` raise
+    :class:`~streamspark.dataframe.exceptions.InvalidOperation`, and so does combining series
+    of different dataframes. ``sdf["col"]`` raises ``ColumnDoesNotExist`` for a missing column
+    and ``InvalidColumnReference`` when the value is not a dict.
+
+    :param sdf_id: ``id()`` of the dataframe the series belongs to.
+    :param name: the column to read.
+    :param stream: a :class:`~streamspark.core.stream.Stream` of apply steps to run instead.
     """
 
     __slots__ = ("_func", "_name", "_sdf_id")
 
-    def __init__(self, name: Optional[Any] = None, sdf_id: Optional[int] = None, func: Optional[SeriesFunc] = None) -> None:
-        if func is None:
-            if name is None:
-                raise ValueError("StreamingSeries needs either a column name or a function")
-            func = _column_getter(name)
-        self._func = func
+    def __init__(self, sdf_id: Optional[int] = None, name: Optional[str] = None, stream: Optional["Stream"] = None) -> None:
+        if stream is not None:
+            self._func = _from_stream(stream)
+        elif name:
+            self._func = _column_getter(name)
+        else:
+            raise ValueError('Either "name" or "stream" must be passed')
         self._name = name
         self._sdf_id = sdf_id
 
     @property
-    def name(self) -> Optional[Any]:
+    def name(self) -> Optional[str]:
+        """The column name of a series made by ``sdf["name"]`` (None for derived series)."""
         return self._name
 
     @property
@@ -55,24 +104,55 @@ class StreamingSeries:
         return self._sdf_id
 
     @classmethod
-    def from_apply_callback(cls, func: SeriesFunc, sdf_id: Optional[int] = None) -> "StreamingSeries":
-        """Wrap ``func(value, key, timestamp, headers)`` as a series."""
-        return cls(sdf_id=sdf_id, func=func)
+    def from_apply_callback(cls, func: SeriesFunc, sdf_id: Optional[int]) -> "StreamingSeries":
+        """Wrap ``func(value, key, timestamp, headers)`` as a series of the dataframe ``sdf_id``.
+
+        >>> StreamingSeries.from_apply_callback(lambda v, k, t, h: k, sdf_id=None).test({}, b"k", 0)
+        (b'k', b'k', 0, None)
+        """
+        series = cls.__new__(cls)
+        series._func = func
+        series._name = None
+        series._sdf_id = sdf_id
+        return series
 
     def evaluate(self, value: Any, key: Any = None, timestamp: int = 0, headers: Headers = None) -> Any:
+        """The result of the series for one record (the result alone)."""
         return self._func(value, key, timestamp, headers)
 
-    def compose_returning(self) -> SeriesFunc:
-        """Return the compiled ``f(value, key, timestamp, headers) -> result``."""
-        return self._func
+    def compose_returning(self) -> "ReturningFn":
+        """``f(value, key, timestamp, headers) -> (result, key, timestamp, headers)``."""
+        f = self._func
 
-    def test(self, value: Any, key: Any = b"key", timestamp: int = 0, headers: Headers = None, ctx: Any = None) -> Any:
-        """Evaluate the series on one value (no Spark, no broker)."""
-        return self._func(value, key, timestamp, headers)
+        def returning(value: Any, key: Any, timestamp: int, headers: Headers) -> tuple[Any, Any, int, Headers]:
+            return f(value, key, timestamp, headers), key, timestamp, headers
+
+        return returning
+
+    def test(
+        self,
+        value: Any,
+        key: Any,
+        timestamp: int,
+        headers: Optional[Any] = None,
+        ctx: Optional[MessageContext] = None,
+    ) -> Any:
+        """Evaluate the series on one record (no Spark, no broker).
+
+        Returns ``(result, key, timestamp, headers)``. ``ctx`` is the ``MessageContext`` that
+        ``message_context()`` returns meanwhile.
+        """
+        context = contextvars.copy_context()
+        context.run(set_message_context, ctx)
+        return context.run(self.compose_returning(), value, key, timestamp, headers)
 
     # --- building ----------------------------------------------------------------------
     def _derive(self, func: SeriesFunc) -> "StreamingSeries":
-        return StreamingSeries(sdf_id=self._sdf_id, func=func)
+        return StreamingSeries.from_apply_callback(func, self._sdf_id)
+
+    def _validate_other_series(self, other: Any) -> None:
+        if isinstance(other, StreamingSeries) and other._sdf_id != self._sdf_id:
+            raise InvalidOperation("All column operations must originate from one `StreamingDataFrame`")
 
     def apply(self, func: Callable[[Any], Any]) -> "StreamingSeries":
         """Apply ``func`` to the series' result: one value in, one value out."""
@@ -84,18 +164,13 @@ class StreamingSeries:
         return self._derive(applied)
 
     def _binary(self, other: Any, op: Callable[[Any, Any], Any], reflected: bool = False) -> "StreamingSeries":
+        self._validate_other_series(other)
         f = self._func
         if isinstance(other, StreamingSeries):
             g = other._func
-            if reflected:
 
-                def run(v: Any, k: Any, t: int, h: Headers) -> Any:
-                    return op(g(v, k, t, h), f(v, k, t, h))
-
-            else:
-
-                def run(v: Any, k: Any, t: int, h: Headers) -> Any:
-                    return op(f(v, k, t, h), g(v, k, t, h))
+            def run(v: Any, k: Any, t: int, h: Headers) -> Any:
+                return op(f(v, k, t, h), g(v, k, t, h))
 
         elif reflected:
 
@@ -180,33 +255,57 @@ class StreamingSeries:
     def __ge__(self, o: Any) -> "StreamingSeries":
         return self._binary(o, operator.ge)
 
-    # logic
+    # logic: short-circuit like Python's ``and``/``or``
+    def _logic(self, o: Any, conjunction: bool, reflected: bool = False) -> "StreamingSeries":
+        self._validate_other_series(o)
+        first = self._func
+        second = o._func if isinstance(o, StreamingSeries) else _constant(o)
+        if reflected:
+            first, second = second, first
+        if conjunction:
+
+            def run(v: Any, k: Any, t: int, h: Headers) -> Any:
+                return first(v, k, t, h) and second(v, k, t, h)
+
+        else:
+
+            def run(v: Any, k: Any, t: int, h: Headers) -> Any:
+                return first(v, k, t, h) or second(v, k, t, h)
+
+        return self._derive(run)
+
     def __and__(self, o: Any) -> "StreamingSeries":
-        return self._binary(o, lambda x, y: x and y)
+        """Logical *and* (not bitwise, even for numbers); the right side runs only when the left is truthy."""
+        return self._logic(o, conjunction=True)
 
     def __rand__(self, o: Any) -> "StreamingSeries":
-        return self._binary(o, lambda x, y: x and y, reflected=True)
+        return self._logic(o, conjunction=True, reflected=True)
 
     def __or__(self, o: Any) -> "StreamingSeries":
-        return self._binary(o, lambda x, y: x or y)
+        """Logical *or* (not bitwise, even for numbers); the right side runs only when the left is falsy."""
+        return self._logic(o, conjunction=False)
 
     def __ror__(self, o: Any) -> "StreamingSeries":
-        return self._binary(o, lambda x, y: x or y, reflected=True)
+        return self._logic(o, conjunction=False, reflected=True)
 
     def __invert__(self) -> "StreamingSeries":
+        """Logical *not* (not bitwise, even for numbers)."""
         return self.apply(operator.not_)
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __bool__(self) -> bool:
-        raise TypeError(
-            "A StreamingSeries has no truth value; use & | ~ instead of and/or/not, "
-            "and compare inside filters (sdf[sdf['a'] > 1])"
+    def __bool__(self) -> NoReturn:
+        raise InvalidOperation(
+            f"Cannot assess truth level of a {type(self).__name__} using 'bool()' or any operations that "
+            "rely on it; use '&' or '|' for logical and/or comparisons"
         )
+
+    def __iter__(self) -> Iterator[Any]:
+        raise InvalidOperation(f"A {type(self).__name__} cannot be iterated; use .apply() or .contains()")
 
     # methods
     def isin(self, other: Container[Any]) -> "StreamingSeries":
-        """True when the result is ``in other``."""
+        """True when the result is ``in other`` (a container or a series)."""
         return self._binary(other, lambda x, y: x in y)
 
     def contains(self, other: Any) -> "StreamingSeries":
@@ -223,11 +322,11 @@ class StreamingSeries:
 
     def isnull(self) -> "StreamingSeries":
         """True when the result is None."""
-        return self.apply(lambda x: x is None)
+        return self._binary(None, operator.is_)
 
     def notnull(self) -> "StreamingSeries":
         """True when the result is not None."""
-        return self.apply(lambda x: x is not None)
+        return self._binary(None, operator.is_not)
 
     def abs(self) -> "StreamingSeries":
         """Absolute value of the result."""

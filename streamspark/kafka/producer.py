@@ -12,9 +12,19 @@ from .configuration import ConnectionConfig
 if TYPE_CHECKING:  # models imports this module (topic admin): a runtime import would be circular
     from ..models.types import Headers
 
-__all__ = ("Producer",)
+__all__ = ("Producer", "PRODUCER_POLL_TIMEOUT", "PRODUCER_ON_ERROR_RETRIES")
 
 logger = logging.getLogger("streamspark")
+
+#: Seconds ``produce`` polls for when the local queue is full, before trying again.
+PRODUCER_POLL_TIMEOUT = 30.0
+#: How many times ``produce`` tries again after ``BufferError`` (a full local queue).
+PRODUCER_ON_ERROR_RETRIES = 10
+
+
+def _default_error_cb(error: confluent_kafka.KafkaError) -> None:
+    """Log a client-level error (librdkafka retries most of them by itself)."""
+    logger.error('Kafka client error: %s (code="%s")', error.str(), error.name())
 
 
 def broker_config(broker_address: Union[str, ConnectionConfig]) -> dict[str, Any]:
@@ -25,7 +35,14 @@ def broker_config(broker_address: Union[str, ConnectionConfig]) -> dict[str, Any
 
 
 class Producer:
-    """A confluent-kafka producer, created on first use.
+    """A confluent-kafka producer, created on first use (no network call before that).
+
+    :param broker_address: ``"host:port"`` or a :class:`ConnectionConfig`.
+    :param logger: the logger librdkafka's log lines go to.
+    :param error_callback: called with client-level errors (default: log them).
+    :param extra_config: more librdkafka settings; the arguments above win over them.
+    :param flush_timeout: the default timeout of :meth:`flush` (None: wait for every message).
+    :param transactional: the producer uses transactions.
 
     >>> with Producer("127.0.0.1:9092") as producer:  # doctest: +SKIP
     ...     producer.produce("topic", value=b"v", key=b"k")
@@ -35,16 +52,17 @@ class Producer:
         self,
         broker_address: Union[str, ConnectionConfig],
         logger: logging.Logger = logger,
-        error_callback: Optional[Callable[[Any], None]] = None,
+        error_callback: Callable[[confluent_kafka.KafkaError], None] = _default_error_cb,
         extra_config: Optional[dict[str, Any]] = None,
         flush_timeout: Optional[float] = None,
         transactional: bool = False,
     ) -> None:
-        config = {**broker_config(broker_address), **(extra_config or {})}
+        config = {**(extra_config or {}), **broker_config(broker_address)}
         if error_callback is not None:
             config["error_cb"] = error_callback
         config.setdefault("enable.idempotence", True)
         self._config = config
+        self._logger = logger
         self._flush_timeout = flush_timeout
         self._transactional = transactional
         self._inner: Optional[confluent_kafka.Producer] = None
@@ -52,7 +70,7 @@ class Producer:
     @property
     def _producer(self) -> confluent_kafka.Producer:
         if self._inner is None:
-            self._inner = confluent_kafka.Producer(self._config)
+            self._inner = confluent_kafka.Producer(self._config, logger=self._logger)
         return self._inner
 
     def produce(
@@ -63,11 +81,15 @@ class Producer:
         headers: Headers = None,
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
-        poll_timeout: float = 5.0,
-        buffer_error_max_tries: int = 3,
+        poll_timeout: float = PRODUCER_POLL_TIMEOUT,
+        buffer_error_max_tries: int = PRODUCER_ON_ERROR_RETRIES,
         on_delivery: Optional[Callable[..., None]] = None,
     ) -> None:
-        """Queue one message; on a full local queue, poll and retry up to ``buffer_error_max_tries``."""
+        """Queue one message (serve pending delivery callbacks first).
+
+        On a full local queue (``BufferError``) it polls for up to ``poll_timeout`` seconds to
+        free it and tries again, ``buffer_error_max_tries`` times (0: no retry).
+        """
         kwargs: dict[str, Any] = {"value": value, "key": key}
         if headers:
             kwargs["headers"] = headers
@@ -77,6 +99,7 @@ class Producer:
             kwargs["timestamp"] = timestamp
         if on_delivery is not None:
             kwargs["on_delivery"] = on_delivery
+        self._producer.poll(0)
         for attempt in range(buffer_error_max_tries + 1):
             try:
                 self._producer.produce(topic, **kwargs)
@@ -87,6 +110,7 @@ class Producer:
                 self._producer.poll(poll_timeout)
 
     def poll(self, timeout: float = 0) -> int:
+        """Serve delivery callbacks for up to ``timeout`` seconds (-1: until there is one)."""
         return self._producer.poll(timeout)
 
     def flush(self, timeout: Optional[float] = None) -> int:

@@ -34,12 +34,25 @@ class Row:
     def offset(self) -> int:
         return self.context.offset
 
+    @property
+    def size(self) -> int:
+        return self.context.size
+
+    @property
+    def leader_epoch(self) -> Optional[int]:
+        return self.context.leader_epoch
+
     def __repr__(self) -> str:
         return f"Row(topic={self.topic!r}, partition={self.partition}, offset={self.offset}, key={self.key!r})"
 
 
 class RawMessage:
-    """A consumed Kafka message before deserialization (the confluent-kafka ``Message`` accessors)."""
+    """A consumed Kafka message before deserialization (the confluent-kafka ``Message`` accessors).
+
+    >>> msg = RawMessage("t", 0, 5, b"k", b'{"a": 1}', None, 1000, 1)
+    >>> msg.timestamp(), len(msg)
+    ((1, 1000), 8)
+    """
 
     __slots__ = ("_topic", "_partition", "_offset", "_key", "_value", "_headers", "_timestamp", "_timestamp_type")
 
@@ -84,8 +97,18 @@ class RawMessage:
     def timestamp(self) -> tuple[int, int]:
         return self._timestamp_type, self._timestamp
 
+    def leader_epoch(self) -> Optional[int]:
+        return None
+
+    def latency(self) -> Optional[float]:
+        return None
+
     def error(self) -> None:
         return None
+
+    def __len__(self) -> int:
+        """The value's size in bytes (0 for a null value), as ``len()`` of a confluent-kafka message."""
+        return len(self._value) if self._value is not None else 0
 
     def __repr__(self) -> str:
         return f"RawMessage(topic={self._topic!r}, partition={self._partition}, offset={self._offset})"

@@ -41,6 +41,12 @@ class MessageTimestamp:
 
     @classmethod
     def create(cls, timestamp_type: int, milliseconds: int) -> "MessageTimestamp":
+        """A timestamp from ``confluent_kafka.Message.timestamp()``'s ``(type, milliseconds)``.
+
+        :param timestamp_type: 0 (``TIMESTAMP_NOT_AVAILABLE``: the milliseconds become None),
+            1 (``TIMESTAMP_CREATE_TIME``) or 2 (``TIMESTAMP_LOG_APPEND_TIME``).
+        :raises ValueError: another type.
+        """
         ts_type = TimestampType(timestamp_type)
         if ts_type == TimestampType.TIMESTAMP_NOT_AVAILABLE:
             return cls(None, ts_type)
@@ -51,4 +57,4 @@ class MessageTimestamp:
 
 
 #: ``extractor(value, headers, timestamp_ms, timestamp_type) -> int`` milliseconds.
-TimestampExtractor = Callable[[Any, Any, float, TimestampType], int]
+TimestampExtractor = Callable[[Any, Any, int, TimestampType], int]

@@ -3,8 +3,17 @@
 >>> from streamspark.state import State
 """
 
+from .base.state import State
 from .exceptions import StateError, StateSerializationError
-from .state import State
 from .store import KeyedStateStore
+from .types import ExpiredWindowDetail, WindowDetail, WindowedState
 
-__all__ = ("State", "StateError", "StateSerializationError", "KeyedStateStore")
+__all__ = (
+    "State",
+    "StateError",
+    "StateSerializationError",
+    "KeyedStateStore",
+    "WindowedState",
+    "WindowDetail",
+    "ExpiredWindowDetail",
+)

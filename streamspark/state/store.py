@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 import orjson
 
 from .exceptions import StateError
-from .state import State
+from .base.state import State
 
 __all__ = ("KeyedStateStore", "scope_key")
 

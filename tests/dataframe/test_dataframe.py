@@ -6,7 +6,9 @@ import pytest
 
 from streamspark import message_context
 from streamspark.dataframe import StreamingDataFrame
-from streamspark.dataframe.exceptions import InvalidOperation
+from streamspark.dataframe.exceptions import (
+    GroupByDuplicate, GroupByLimitExceeded, GroupByNestingLimit, InvalidOperation,
+)
 from streamspark.models import MessageContext, Topic
 from streamspark.models.serializers import SerializationError
 from streamspark.sinks import ListSink
@@ -94,9 +96,6 @@ def test_column_subset_and_boolean_filter(sdf):
     assert flt.test({"a": 0, "b": 3}) == []
 
 
-def test_getitem_with_a_dataframe_is_rejected(sdf):
-    with pytest.raises(InvalidOperation):
-        sdf[sdf]
 
 
 def test_contains_requires_all_keys(sdf):
@@ -109,8 +108,13 @@ def test_fill_missing_and_none(sdf):
     sdf.fill("x", y=2)
     assert values(sdf.test({"y": None, "x": 5})) == [{"y": 2, "x": 5}]
     assert values(sdf.test({})) == [{"x": None, "y": 2}]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="No columns or mapping"):
         sdf.fill()
+
+
+@pytest.mark.parametrize("value", [5, "text", None, [1, None], (None,)])
+def test_fill_passes_values_that_are_not_dicts(value):
+    assert values(StreamingDataFrame(Topic("t")).fill("x", y=1).test(value)) == [value]
 
 
 def test_drop_raise_and_ignore(sdf):
@@ -118,8 +122,13 @@ def test_drop_raise_and_ignore(sdf):
     with pytest.raises(KeyError):
         StreamingDataFrame(Topic("t")).drop("zz").test({"a": 1})
     assert values(StreamingDataFrame(Topic("t")).drop("zz", errors="ignore").test({"a": 1})) == [{"a": 1}]
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="strings only"):
         sdf.drop([1])
+    with pytest.raises(TypeError, match="a string or a list of strings"):
+        sdf.drop(("a",))  # type: ignore[arg-type]
+    assert sdf.drop([]) is sdf
+    with pytest.raises(TypeError):  # the value must support `del`, even with errors="ignore"
+        StreamingDataFrame(Topic("t")).drop("a", errors="ignore").test(5)
 
 
 def test_set_timestamp_and_headers(sdf):
@@ -161,13 +170,59 @@ def test_message_context_available_in_callbacks(sdf):
     assert values(out) == [42]
 
 
-def test_print_and_print_table(sdf, capsys):
-    sdf.print(pretty=False, metadata=True)
-    sdf.print_table(size=1, title="T", columns=["a"])
-    sdf.test({"a": 1, "b": 2}, key=b"k")
-    printed = capsys.readouterr().out
-    assert "{'value': {'a': 1, 'b': 2}, 'key': b'k', 'timestamp': 0, 'headers': None}" in printed
-    assert "T\n+" in printed and "| _key" in printed and " a " in printed and " b " not in printed.split("T\n", 1)[1]
+@pytest.mark.parametrize("kwargs, value, printed", [
+    ({"pretty": False}, {"b": 2, "a": 1}, "{'value': {'b': 2, 'a': 1}}\n"),
+    ({"pretty": False, "metadata": True}, 1, "{'value': 1, 'key': b'k', 'timestamp': 7, 'headers': None}\n"),
+    ({}, 1, "{'value': 1}\n"),
+    ({"metadata": True}, {"b": "x" * 30, "a": "y" * 30}, (
+        "{ 'value': { 'b': 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',\n"
+        "             'a': 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyy'},\n"
+        "  'key': b'k',\n  'timestamp': 7,\n  'headers': None}\n"
+    )),
+])
+def test_print_formats(kwargs, value, printed, capsys):
+    sdf = StreamingDataFrame(Topic("t")).print(**kwargs)
+    sdf.test(value, key=b"k", timestamp=7)
+    assert capsys.readouterr().out == printed
+
+
+TABLE = (
+    "T\n"
+    "┏━━━━━━┳━━━━━━━━━━━━┳━━━┓\n"
+    "┃ _key ┃ _timestamp ┃ a ┃\n"
+    "┡━━━━━━╇━━━━━━━━━━━━╇━━━┩\n"
+    "│ b'k' │ 0          │ 1 │\n"
+    "│ b'k' │ 0          │   │\n"
+    "└──────┴────────────┴───┘\n"
+)
+
+
+@pytest.mark.parametrize("kwargs, rows, printed", [
+    ({"size": 2, "title": "T", "columns": ["a"]}, [{"a": 1, "b": 2}, {"b": 3}], TABLE),
+    ({"size": 2, "metadata": False}, [5, {"x": "long"}], (
+        "┏━━━┳━━━━━━┓\n┃ 0 ┃ x    ┃\n┡━━━╇━━━━━━┩\n│ 5 │      │\n│   │ long │\n└───┴──────┘\n"
+    )),
+    ({"size": 1, "metadata": False, "column_widths": {"x": 3}}, [{"x": "long"}], (
+        "┏━━━━━┓\n┃ x   ┃\n┡━━━━━┩\n│ lo… │\n└─────┘\n"
+    )),
+    ({"size": 3}, [{"a": 1}], ""),  # not full yet (and the timeout has not passed)
+])
+def test_print_table(kwargs, rows, printed, capsys):
+    sdf = StreamingDataFrame(Topic("t")).print_table(live=False, **kwargs)
+    for row in rows:
+        sdf.test(row, key=b"k")
+    assert capsys.readouterr().out == printed
+
+
+def test_print_table_prints_after_the_timeout(capsys):
+    sdf = StreamingDataFrame(Topic("t")).print_table(size=10, timeout=0.0, metadata=False, live=False)
+    sdf.test({"a": 1})
+    assert "│ 1 │" in capsys.readouterr().out
+
+
+def test_print_table_without_columns_or_metadata_warns():
+    with pytest.warns(UserWarning, match="Table `T` will be empty"):
+        StreamingDataFrame(Topic("t")).print_table(title="T", columns=[], metadata=False)
 
 
 def test_compose_returns_function_per_topic(sdf):
@@ -176,3 +231,211 @@ def test_compose_returns_function_per_topic(sdf):
     fn = sdf.compose(sink=lambda v, k, t, h: got.append(v))["in"]
     fn(1, b"k", 0, None)
     assert got == [2]
+
+
+# --- a dataframe as a filter or a column source --------------------------------------------
+
+
+def count_seen(value, state):
+    n = state.get("n", 0) + 1
+    state.set("n", n)
+    return n
+
+
+@pytest.mark.parametrize("build, records, expected", [
+    (lambda sdf: sdf[sdf.apply(lambda v: v["n"] > 1)], [{"n": 1}, {"n": 2}], [[], [{"n": 2}]]),
+    (lambda sdf: sdf[sdf.apply(lambda v: v["n"]).apply(lambda n: n % 2 == 0)], [{"n": 3}, {"n": 4}],
+     [[], [{"n": 4}]]),
+    (lambda sdf: sdf[sdf.apply(lambda v, k, t, h: k == b"key", metadata=True)], [{"n": 1}], [[{"n": 1}]]),
+    (lambda sdf: sdf[sdf.apply(lambda v, state: count_seen(v, state) > 1, stateful=True)], [{}, {}, {}],
+     [[], [{}], [{}]]),
+])
+def test_dataframe_as_a_filter(build, records, expected):
+    sdf = build(StreamingDataFrame(Topic("t")))
+    assert [values(sdf.test(r)) for r in records] == expected
+
+
+@pytest.mark.parametrize("build, record, expected", [
+    (lambda sdf: sdf.__setitem__("x", sdf.apply(lambda v: v["n"] * 2)), {"n": 2}, {"n": 2, "x": 4}),
+    (lambda sdf: sdf.__setitem__("x", sdf.apply(lambda v: v["n"]).apply(str)), {"n": 2}, {"n": 2, "x": "2"}),
+    (lambda sdf: sdf.__setitem__("k", sdf.apply(lambda v, k, t, h: k, metadata=True)), {}, {"k": b"key"}),
+    (lambda sdf: sdf.__setitem__("seen", sdf.apply(count_seen, stateful=True)), {}, {"seen": 1}),
+])
+def test_dataframe_as_a_column_source(build, record, expected):
+    sdf = StreamingDataFrame(Topic("t"))
+    build(sdf)
+    assert values(sdf.test(record)) == [expected]
+
+
+def test_the_source_dataframe_runs_inside_the_step_not_as_a_branch():
+    sdf = StreamingDataFrame(Topic("t"))
+    calls = []
+    source = sdf.apply(lambda v: calls.append(dict(v)) or v["n"])
+    sdf["m"] = source
+    sdf["m2"] = sdf["m"] * 2
+    assert sdf.test({"n": 3}) == [({"n": 3, "m": 3, "m2": 6}, b"key", 0, None)]  # one output, not two
+    assert calls == [{"n": 3}]
+    source.apply(lambda v: v + 100)  # steps added to the used dataframe later change nothing
+    assert values(sdf.test({"n": 1})) == [{"n": 1, "m": 1, "m2": 2}]
+
+
+def test_stateful_source_keeps_state_per_key_across_test_calls():
+    sdf = StreamingDataFrame(Topic("t"))
+    sdf["seen"] = sdf.apply(count_seen, stateful=True)
+    assert [values(sdf.test({}, key=k))[0]["seen"] for k in (b"a", b"a", b"b", b"a")] == [1, 2, 1, 3]
+
+
+def _other_topic(sdf):
+    return sdf[StreamingDataFrame(Topic("other")).apply(lambda v: True)]
+
+
+def _sibling(sdf):
+    a = sdf.apply(lambda v: v)
+    return a[sdf.apply(lambda v: True)]
+
+
+def _parent(sdf):
+    return sdf.apply(lambda v: v)[sdf]
+
+
+def _twice(sdf):
+    source = sdf.apply(lambda v: True)
+    sdf[source]
+    return sdf[source]
+
+
+def _branched_between(sdf):
+    mid = sdf.apply(lambda v: v)
+    mid.apply(lambda v: False)
+    return sdf[mid.apply(lambda v: True)]
+
+
+def _changed_in_place_after_branching(sdf):
+    source = sdf.apply(lambda v: True)
+    sdf["y"] = 1
+    return sdf[source]
+
+
+def _setitem_other_topic(sdf):
+    sdf["x"] = StreamingDataFrame(Topic("other")).apply(lambda v: 1)
+
+
+@pytest.mark.parametrize("use, message", [
+    (lambda sdf: sdf[sdf], "same SDF"),
+    (lambda sdf: sdf.__setitem__("x", sdf), "same SDF"),
+    (_other_topic, "must originate from target SDF"),
+    (_setitem_other_topic, "must originate from target SDF"),
+    (_sibling, "branched SDF"),
+    (_parent, "must originate from target SDF"),
+    (_twice, "more than once"),
+    (_branched_between, "branched SDF"),
+    (_changed_in_place_after_branching, "branched SDF"),
+])
+def test_dataframe_sources_that_are_refused(use, message):
+    with pytest.raises(InvalidOperation, match=message):
+        use(StreamingDataFrame(Topic("t")))
+
+
+@pytest.mark.parametrize("source, message", [
+    (lambda sdf: sdf.filter(lambda v: True), "Filter functions are not allowed"),
+    (lambda sdf: sdf.apply(lambda v: v).update(lambda v: None), "Update functions are not allowed"),
+    (lambda sdf: sdf.apply(lambda v: [v], expand=True), "Expand functions are not allowed"),
+    (lambda sdf: sdf.set_timestamp(lambda v, k, t, h: t), "Transform functions are not allowed"),
+    (lambda sdf: sdf.tumbling_window(10).count().final(), "Transform functions are not allowed"),
+    (lambda sdf: sdf.group_by("x"), "Transform functions are not allowed"),
+])
+def test_dataframe_sources_with_other_than_apply_steps_raise_value_error(source, message):
+    sdf = StreamingDataFrame(Topic("t"))
+    with pytest.raises(ValueError, match=message):
+        sdf[source(sdf)]
+
+
+# --- column access rules ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("item, error", [(0, TypeError), (("a",), TypeError), (None, TypeError), ("", ValueError)])
+def test_getitem_rejects_unsupported_keys(sdf, item, error):
+    with pytest.raises(error):
+        sdf[item]
+
+
+def test_setitem_from_another_dataframes_series_is_refused(sdf):
+    other = sdf.apply(lambda v: v)
+    with pytest.raises(InvalidOperation, match="must originate from target SDF"):
+        other["x"] = sdf["a"]
+    # filtering with another dataframe's series is allowed, as in the reference
+    assert values(other[sdf["a"] > 0].test({"a": 1})) == [{"a": 1}]
+
+
+@pytest.mark.parametrize("use", [bool, lambda s: s and 1, lambda s: not s, lambda s: 1 if s else 0])
+def test_dataframe_has_no_truth_value(sdf, use):
+    with pytest.raises(InvalidOperation, match="truth level"):
+        use(sdf)
+
+
+# --- group_by rules --------------------------------------------------------------------------
+
+
+def test_group_bys_branching_from_one_dataframe_with_different_names():
+    sdf = StreamingDataFrame(Topic("orders"))
+    by_customer = sdf.group_by("customer")
+    by_store = sdf.group_by(lambda v: v["store"], name="store")
+    assert (by_customer.stream_id, by_store.stream_id) == ("orders--groupby--customer", "orders--groupby--store")
+    out = sdf.test({"customer": "c1", "store": "s1"}, key=b"k")
+    assert sorted(r[1] for r in out) == ["c1", "s1"]
+
+
+def _nested(sdf):
+    sdf.group_by("a").group_by("b")
+
+
+def _nested_after_steps(sdf):
+    sdf.group_by("a").apply(lambda v: v).group_by("b")
+
+
+def _same_column(sdf):
+    sdf.group_by("a")
+    sdf.apply(lambda v: v).group_by("a")  # another branch of the same stream
+
+
+def _same_name(sdf):
+    sdf.group_by("a", name="n")
+    sdf.group_by(lambda v: v["b"], name="n")
+
+
+def _name_equals_column(sdf):
+    sdf.group_by("a")
+    sdf.group_by(lambda v: v["b"], name="a")
+
+
+@pytest.mark.parametrize("use, error", [
+    (_nested, GroupByNestingLimit),
+    (_nested_after_steps, GroupByNestingLimit),
+    (_same_column, GroupByDuplicate),
+    (_same_name, GroupByDuplicate),
+    (_name_equals_column, GroupByDuplicate),
+    (lambda sdf: sdf.group_by(""), ValueError),
+    (lambda sdf: sdf.group_by(None), ValueError),  # type: ignore[arg-type]
+    (lambda sdf: sdf.group_by(lambda v: v), ValueError),
+    (lambda sdf: sdf.group_by(lambda v: v, name=""), ValueError),
+    (lambda sdf: sdf.group_by(5), TypeError),  # type: ignore[arg-type]
+    (lambda sdf: sdf.group_by(["a"]), TypeError),  # type: ignore[arg-type]
+])
+def test_group_by_refusals(use, error):
+    with pytest.raises(error):
+        use(StreamingDataFrame(Topic("t")))
+
+
+def test_group_by_refusals_are_group_by_limit_exceeded_too():
+    sdf = StreamingDataFrame(Topic("t"))
+    sdf.group_by("a")
+    with pytest.raises(GroupByLimitExceeded):
+        sdf.group_by("a")
+
+
+def test_set_headers_receives_a_list_copy(sdf):
+    seen = []
+    headers = [("a", b"1")]
+    out = sdf.set_headers(lambda v, k, t, h: seen.append(h) or h + [("b", b"2")]).test(1, headers=headers)
+    assert seen == [[("a", b"1")]] and seen[0] is not headers and out[0][3] == [("a", b"1"), ("b", b"2")]
+    assert StreamingDataFrame(Topic("t")).set_headers(lambda v, k, t, h: h).test(1)[0][3] == []

@@ -37,3 +37,59 @@ def test_unreachable_broker_is_reported():
     admin = TopicAdmin("127.0.0.1:1", extra_config={"socket.timeout.ms": 1000})
     with pytest.raises(BrokerUnreachableError, match="127.0.0.1:1"):
         admin.list_topics(timeout=2)
+
+
+class _Meta:
+    """What ``AdminClient.list_topics()`` gives: ``.topics`` of partition metadata with replicas."""
+
+    def __init__(self, names):
+        replica = type("Partition", (), {"replicas": [1]})()
+        self.topics = {name: type("TopicMeta", (), {"partitions": {0: replica}})() for name in names}
+
+
+class _DeniedClient:
+    """An admin client whose broker denies describing and creating topics."""
+
+    @staticmethod
+    def _denied():
+        from concurrent.futures import Future
+
+        from confluent_kafka import KafkaError, KafkaException
+
+        fut: Future = Future()
+        fut.set_exception(KafkaException(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED)))
+        return fut
+
+    def list_topics(self, timeout=-1):
+        return _Meta(["secret"])
+
+    def describe_configs(self, resources, request_timeout=30):
+        return {resource: self._denied() for resource in resources}
+
+    def create_topics(self, new_topics, **kwargs):
+        return {t.topic: self._denied() for t in new_topics}
+
+
+class _DeniedAdmin(TopicAdmin):
+    @property
+    def admin_client(self):
+        return _DeniedClient()
+
+
+def test_denied_access_is_a_permission_error_or_creation_failure():
+    from streamspark.models.topics import CreateTopicFailure, TopicPermissionError
+
+    admin = _DeniedAdmin("127.0.0.1:1")
+    with pytest.raises(TopicPermissionError, match='"secret".*DescribeConfigs'):
+        admin.inspect_topics(["secret", "absent"])
+    with pytest.raises(CreateTopicFailure, match='"new".*"Create" and "Read"'):
+        admin.create_topics([Topic("new")])
+
+
+def test_admin_pickles_without_its_client():
+    import pickle
+
+    admin = TopicAdmin("127.0.0.1:1", extra_config={"socket.timeout.ms": 1000})
+    assert admin.admin_client is admin.admin_client  # created once
+    copy = pickle.loads(pickle.dumps(admin))
+    assert copy.admin_client is not admin.admin_client

@@ -1,19 +1,30 @@
+"""The serializers against literal wire bytes (Kafka's simple serdes and Quix Streams' JSON)."""
+
 from __future__ import annotations
 
+import datetime
+import inspect
 import pickle
 
 import pytest
+from confluent_kafka.serialization import SerializationError as ConfluentSerializationError
+from jsonschema import Draft202012Validator, SchemaError
 
 from streamspark.models.serializers import (
     BytesDeserializer,
     BytesSerializer,
+    Deserializer,
+    DeserializerIsNotProvidedError,
     DoubleDeserializer,
     DoubleSerializer,
     IntegerDeserializer,
     IntegerSerializer,
     JSONDeserializer,
     JSONSerializer,
+    MessageField,
+    SerializationContext,
     SerializationError,
+    Serializer,
     SerializerIsNotProvidedError,
     StringDeserializer,
     StringSerializer,
@@ -21,54 +32,217 @@ from streamspark.models.serializers import (
     resolve_serializer,
 )
 
+CTX = SerializationContext("t", MessageField.VALUE)
+
+#: (serializer, deserializer, python value, exact bytes on the wire)
+WIRE = [
+    (IntegerSerializer(), IntegerDeserializer(), 1, b"\x00\x00\x00\x01"),
+    (IntegerSerializer(), IntegerDeserializer(), -2, b"\xff\xff\xff\xfe"),
+    (IntegerSerializer(), IntegerDeserializer(), 2**31 - 1, b"\x7f\xff\xff\xff"),
+    (IntegerSerializer(), IntegerDeserializer(), -(2**31), b"\x80\x00\x00\x00"),
+    (DoubleSerializer(), DoubleDeserializer(), 1.5, b"\x3f\xf8\x00\x00\x00\x00\x00\x00"),
+    (DoubleSerializer(), DoubleDeserializer(), -2.0, b"\xc0\x00\x00\x00\x00\x00\x00\x00"),
+    (DoubleSerializer(), DoubleDeserializer(), 0.1, b"\x3f\xb9\x99\x99\x99\x99\x99\x9a"),
+    (StringSerializer(), StringDeserializer(), "hé", b"h\xc3\xa9"),
+    (StringSerializer("utf_16_be"), StringDeserializer("utf_16_be"), "hé", b"\x00h\x00\xe9"),
+    (StringSerializer("latin_1"), StringDeserializer("latin_1"), "hé", b"h\xe9"),
+    (BytesSerializer(), BytesDeserializer(), b"\x00\x01", b"\x00\x01"),
+    (JSONSerializer(), JSONDeserializer(), {"a": 1, "b": [2.5, None, True, "é"]}, b'{"a":1,"b":[2.5,null,true,"\xc3\xa9"]}'),
+    (JSONSerializer(), JSONDeserializer(), "x\"y", b'"x\\"y"'),
+    (JSONSerializer(), JSONDeserializer(), None, b"null"),
+]
+
+
+@pytest.mark.parametrize("ser, de, value, wire", WIRE)
+def test_exact_wire_bytes_both_ways(ser, de, value, wire):
+    assert ser(value, CTX) == wire
+    assert de(wire, CTX) == value
+
+
+def test_int_and_double_take_what_kafkas_serdes_take():
+    assert IntegerSerializer()(True, CTX) == b"\x00\x00\x00\x01"  # bool is an int
+    assert DoubleSerializer()(1, CTX) == b"\x3f\xf0\x00\x00\x00\x00\x00\x00"  # ints are written as doubles
+
+
+@pytest.mark.parametrize("ser", [StringSerializer(), IntegerSerializer(), DoubleSerializer(), BytesSerializer()])
+def test_none_stays_a_kafka_null(ser):
+    assert ser(None, CTX) is None
+
 
 @pytest.mark.parametrize(
-    "ser, de, value",
+    "de", [StringDeserializer(), IntegerDeserializer(), DoubleDeserializer(), BytesDeserializer()]
+)
+def test_none_deserializes_to_none(de):
+    assert de(None, CTX) is None
+
+
+def test_bytes_serializer_and_deserializer_pass_any_value_through():
+    for value in ("zone-1", 5, bytearray(b"x")):
+        assert BytesSerializer()(value, CTX) is value
+        assert BytesDeserializer()(value, CTX) is value
+
+
+def test_string_deserializer_takes_bytes_like_values():
+    assert StringDeserializer()(bytearray(b"ok"), CTX) == "ok"
+    assert StringDeserializer()(memoryview(b"ok"), CTX) == "ok"
+
+
+@pytest.mark.parametrize(
+    "ser, bad, match",
     [
-        (JSONSerializer(), JSONDeserializer(), {"a": [1, 2.5, None, "x"]}),
-        (StringSerializer(), StringDeserializer(), "héllo"),
-        (StringSerializer("utf_16"), StringDeserializer("utf_16"), "héllo"),
-        (IntegerSerializer(), IntegerDeserializer(), -(2**40)),
-        (DoubleSerializer(), DoubleDeserializer(), 3.25),
-        (BytesSerializer(), BytesDeserializer(), b"\x00\x01"),
+        (IntegerSerializer(), 2**31, "4-byte int"),
+        (IntegerSerializer(), -(2**31) - 1, "4-byte int"),
+        (IntegerSerializer(), 1.5, "IntegerSerializer"),
+        (IntegerSerializer(), "1", "IntegerSerializer"),
+        (DoubleSerializer(), "x", "DoubleSerializer"),
+        (DoubleSerializer(), 10**400, "DoubleSerializer"),
+        (StringSerializer(), 1, "expects str, got int"),
+        (StringSerializer(), b"x", "expects str, got bytes"),
+        (StringSerializer(), "\ud800", "cannot encode"),
+        (StringSerializer("ascii"), "é", "cannot encode"),
+        (JSONSerializer(), {1, 2}, "not JSON-serializable"),
+        (JSONSerializer(), {1: "non-str key"}, "Dict key must be str"),
+        (JSONSerializer(), datetime.datetime(2024, 1, 1), "not JSON-serializable"),
+        (JSONSerializer(), 2**64, "not JSON-serializable"),
     ],
 )
-def test_round_trip(ser, de, value):
-    assert de(ser(value, None), None) == value
+def test_unserializable_values_raise_serialization_error(ser, bad, match):
+    with pytest.raises(SerializationError, match=match):
+        ser(bad, CTX)
 
 
 @pytest.mark.parametrize(
-    "ser, bad",
-    [(StringSerializer(), 1), (IntegerSerializer(), "1"), (IntegerSerializer(), True), (DoubleSerializer(), "x"), (BytesSerializer(), "s"), (JSONSerializer(), {1, 2})],
+    "de, bad, match",
+    [
+        (IntegerDeserializer(), b"\x00\x00\x00\x00\x00\x00\x00\x01", "expects 4 bytes, got 8"),
+        (IntegerDeserializer(), b"\x01", "expects 4 bytes, got 1"),
+        (IntegerDeserializer(), b"", "expects 4 bytes, got 0"),
+        (IntegerDeserializer(), "abcd", "expects 4 bytes, got str"),
+        (DoubleDeserializer(), b"\x00\x00\x00\x01", "expects 8 bytes, got 4"),
+        (StringDeserializer(), b"\xff\xfe\xfa", "cannot decode"),
+        (StringDeserializer(), "already text", "expects bytes, got str"),
+        (JSONDeserializer(), b'{"a": ', "not valid JSON"),
+        (JSONDeserializer(), b"", "not valid JSON"),
+        (JSONDeserializer(), b"\xff", "not valid JSON"),
+        (JSONDeserializer(), 5, "not valid JSON"),
+    ],
 )
-def test_wrong_types_raise_serialization_error(ser, bad):
-    with pytest.raises(SerializationError):
-        ser(bad, None)
+def test_deserializer_failures_are_serialization_errors(de, bad, match):
+    with pytest.raises(SerializationError, match=match):
+        de(bad, CTX)
 
 
-def test_integer_deserializer_reads_4_byte_ints():
-    assert IntegerDeserializer()((-5).to_bytes(4, "big", signed=True), None) == -5
+def test_serialization_error_is_also_confluent_kafkas():
+    with pytest.raises(ConfluentSerializationError):
+        IntegerSerializer()("x", CTX)
+
+
+def test_unknown_codec_is_refused_when_built():
+    with pytest.raises(LookupError):
+        StringSerializer("no-such-codec")
+    with pytest.raises(LookupError):
+        StringDeserializer("no-such-codec")
+
+
+SCHEMA = {"type": "object", "properties": {"t": {"type": "number"}}, "required": ["t"]}
 
 
 def test_json_schema_validation_both_ways_and_pickles():
-    schema = {"type": "object", "properties": {"t": {"type": "number"}}, "required": ["t"]}
-    ser, de = JSONSerializer(schema=schema), JSONDeserializer(schema=schema)
-    assert ser({"t": 1}, None) == b'{"t":1}'
+    ser, de = JSONSerializer(schema=SCHEMA), JSONDeserializer(schema=SCHEMA)
+    assert ser({"t": 1}, CTX) == b'{"t":1}'
     with pytest.raises(SerializationError, match="'t' is a required property"):
-        ser({}, None)
-    with pytest.raises(SerializationError):
-        de(b'{"t": "x"}', None)
+        ser({}, CTX)
+    with pytest.raises(SerializationError, match="is not of type 'number'"):
+        de(b'{"t": "x"}', CTX)
     de2 = pickle.loads(pickle.dumps(de))
-    with pytest.raises(SerializationError):
-        de2(b"{}", None)
+    with pytest.raises(SerializationError, match="'t' is a required property"):
+        de2(b"{}", CTX)
+
+
+@pytest.mark.parametrize("cls", [JSONSerializer, JSONDeserializer])
+def test_an_invalid_schema_is_refused_when_built(cls):
+    with pytest.raises(SchemaError):
+        cls(schema={"type": "no-such-type"})
+    with pytest.raises(SchemaError):
+        cls(validator=Draft202012Validator({"type": 5}))
+
+
+@pytest.mark.parametrize("cls", [JSONSerializer, JSONDeserializer])
+def test_a_validator_takes_precedence_over_the_schema_and_survives_pickling(cls):
+    from pyspark import cloudpickle  # how a pipeline plan is shipped to Spark's workers
+
+    only_strings = Draft202012Validator({"type": "string"})
+    obj = cls(schema=SCHEMA, validator=only_strings)
+    copy = cloudpickle.loads(cloudpickle.dumps(obj))
+    for inst in (obj, copy):
+        if cls is JSONSerializer:
+            assert inst("s", CTX) == b'"s"'
+            with pytest.raises(SerializationError):
+                inst({"t": 1}, CTX)
+        else:
+            assert inst(b'"s"', CTX) == "s"
+            with pytest.raises(SerializationError):
+                inst(b'{"t": 1}', CTX)
+
+
+def test_json_signatures_take_the_references_parameters():
+    ser = inspect.signature(JSONSerializer).parameters
+    de = inspect.signature(JSONDeserializer).parameters
+    assert list(ser) == ["dumps", "schema", "validator", "schema_registry_client_config",
+                         "schema_registry_serialization_config"]
+    assert list(de) == ["loads", "schema", "validator", "schema_registry_client_config"]
+    assert all(ser[name].default is None for name in list(ser)[1:])
+    assert all(de[name].default is None for name in list(de)[1:])
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: JSONSerializer(schema=SCHEMA, schema_registry_client_config={"url": "http://sr"}),
+        lambda: JSONSerializer(schema_registry_serialization_config={"auto_register_schemas": True}),
+        lambda: JSONDeserializer(schema=SCHEMA, schema_registry_client_config={"url": "http://sr"}),
+    ],
+)
+def test_schema_registry_configs_are_refused_clearly(build):
+    with pytest.raises(NotImplementedError, match="Schema Registry is not supported yet"):
+        build()
 
 
 def test_resolve_by_name_and_instance():
     assert isinstance(resolve_serializer("str"), StringSerializer)
+    assert isinstance(resolve_serializer("integer"), IntegerSerializer)
     assert isinstance(resolve_deserializer("double"), DoubleDeserializer)
     inst = JSONSerializer()
     assert resolve_serializer(inst) is inst
     with pytest.raises(SerializerIsNotProvidedError, match="Unknown serializer 'avro'"):
         resolve_serializer("avro")
-    with pytest.raises(SerializerIsNotProvidedError):
+    with pytest.raises(DeserializerIsNotProvidedError, match="Unknown deserializer 'nope'"):
         resolve_deserializer("nope")
+    with pytest.raises(ValueError):  # both are ValueErrors, as the reference's unknown-name error
+        resolve_serializer("avro")
+    with pytest.raises(ValueError):
+        resolve_deserializer("nope")
+
+
+def test_exceptions_live_at_the_references_module_path():
+    from streamspark.models.serializers import exceptions
+
+    for name in ("SerializationError", "KeySerializationError", "KeyDeserializationError",
+                 "ValueSerializationError", "ValueDeserializationError", "SerializerIsNotProvidedError",
+                 "DeserializerIsNotProvidedError", "IgnoreMessage"):
+        assert issubclass(getattr(exceptions, name), Exception)
+    assert issubclass(exceptions.SerializerIsNotProvidedError, ValueError)
+
+
+def test_custom_serializers_subclass_the_bases():
+    class Upper(Serializer):
+        def __call__(self, value, ctx):
+            return value.upper().encode()
+
+    class Lower(Deserializer):
+        def __call__(self, value, ctx):
+            return value.decode().lower()
+
+    assert Upper().extra_headers == {}
+    assert Lower().split_values is False
+    assert Lower()(Upper()("Ab", CTX), CTX) == "ab"

@@ -87,4 +87,17 @@ def test_csv_sink_header_once(tmp_path):
     s.flush()
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
-    assert rows == [["key", "value", "timestamp", "topic", "partition", "offset"], ["k", '{"a":1}', "5", "t", "0", "1"], ["k", '{"a":2}', "6", "t", "0", "2"]]
+    assert rows == [["key", "value", "timestamp", "topic", "partition", "offset"], ["k", '{"a": 1}', "5", "t", "0", "1"], ["k", '{"a": 2}', "6", "t", "0", "2"]]
+
+
+def test_list_sink_is_a_list_at_once_and_drops_a_retried_batch():
+    s = ListSink()
+    s.add({"a": 1}, b"k", 1, None, "t", 0, 1)
+    assert s == [{"a": 1}] and s[0] == {"a": 1}  # visible before any flush
+    s.append({"b": 2})
+    assert len(s) == 2
+    s.flush()
+    s.add({"c": 3}, b"k", 2, None, "t", 0, 2)
+    s.add({"d": 4}, b"k", 3, None, "t", 0, 3)
+    s.on_paused()  # the batch is retried: only what it added since the last flush goes
+    assert list(s) == [{"a": 1}, {"b": 2}]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from streamspark.dataframe import StreamingDataFrame
-from streamspark.dataframe.exceptions import GroupByLimitExceeded
+from streamspark.dataframe.exceptions import GroupByDuplicate, GroupByLimitExceeded, GroupByNestingLimit
 from streamspark.exceptions import InvalidTopology
 from streamspark.models import Topic
 
@@ -17,8 +17,16 @@ from .test_stateful_e2e import count
 def test_group_by_rules_and_in_process_rekey():
     sdf = StreamingDataFrame(Topic("orders"))
     grouped = sdf.group_by("customer")
-    with pytest.raises(GroupByLimitExceeded):
-        sdf.group_by("other")
+    # as the reference: another group_by may branch from the same dataframe under another name;
+    # the same one twice, or a group_by of a grouped dataframe, is refused
+    branched = StreamingDataFrame(Topic("orders"))
+    first = branched.group_by("customer")
+    assert branched.group_by("other").stream_id == "orders--groupby--other"
+    with pytest.raises(GroupByDuplicate):
+        branched.group_by("customer")
+    with pytest.raises(GroupByNestingLimit):
+        first.group_by("other")
+    assert issubclass(GroupByDuplicate, GroupByLimitExceeded) and issubclass(GroupByNestingLimit, GroupByLimitExceeded)
     with pytest.raises(ValueError, match="name"):
         StreamingDataFrame(Topic("o")).group_by(lambda v: v["x"])
     with pytest.raises(TypeError):
@@ -72,3 +80,20 @@ def test_stateful_before_group_by_is_refused_clearly(make_app, kafka):
     sdf.group_by("x")
     with pytest.raises(InvalidTopology, match="before a group_by"):
         app.run(timeout=1)
+
+
+def test_group_by_column_then_to_topic_with_default_serializers(make_app, kafka):
+    """The new key is a str; the output topic's default key serializer ("bytes") passes it on
+    and the broker receives its UTF-8 bytes, as with the reference (no SerializationError)."""
+    src, out = kafka.new_topic(partitions=2), kafka.new_topic()
+    msgs = [{"value": json.dumps({"zone": f"z{i % 2}", "i": i}).encode(), "key": b"dev", "partition": i % 2}
+            for i in range(6)]
+    kafka.produce(src, msgs)
+    app = make_app(state_buckets=2)
+    sdf = app.dataframe(app.topic(src))
+    sdf = sdf.group_by("zone")
+    sdf.to_topic(app.topic(out, value_serializer="json"))
+    app.run(count=6, timeout=60)
+    produced = kafka.consume(out, expected=6)
+    assert sorted((m.key(), json.loads(m.value())["i"]) for m in produced) == sorted(
+        (f"z{i % 2}".encode(), i) for i in range(6))

@@ -83,3 +83,17 @@ def test_state_getter_scopes_like_state_and_survives_a_purge():
     assert KeyedStateStore.loads(store.dumps(), buckets=1).state("clicks", b"u1").get("n") == 3
     with pytest.raises(StateSerializationError, match=r"apply\(count\)"):
         clicks(b"u2").set("bad", object())
+
+
+def test_state_under_the_reference_paths_is_generic_and_ttl_is_keyword_only():
+    from streamspark import State as top_level
+    from streamspark.state.base.state import State
+
+    assert top_level is State
+    assert State[str, int] is not None  # usable in type hints: State[K, V]
+    state = KeyedStateStore().state("s", b"k")
+    assert isinstance(state, State)
+    with pytest.raises(TypeError):
+        state.set("x", 1, timedelta(seconds=5))  # type: ignore[misc]
+    state.set("x", 1, ttl=timedelta(seconds=5))
+    assert state.get("x") == 1

@@ -388,8 +388,8 @@ class CountWindowProcessor(_Base):
         super().__init__(name, aggregation, None)
         if count < 1:
             raise ValueError("count must be at least 1")
-        if step is not None and not 1 <= step <= count:
-            raise ValueError("step must be between 1 and count")
+        if step is not None and step < 1:
+            raise ValueError("step must be at least 1")
         self.count = count
         self.step = step
 

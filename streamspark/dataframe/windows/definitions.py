@@ -12,7 +12,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
 
+from ...core.stream.exceptions import InvalidOperation
 from ...exceptions import InvalidTopology
+from ..utils import ensure_milliseconds
 from . import _process
 from .aggregations import (
     BaseAggregator, BaseCollector, Collect, Count, Max, Mean, Min, Reduce, Sum,
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = (
     "WindowDefinition", "Window", "TumblingTimeWindowDefinition", "HoppingTimeWindowDefinition",
     "SlidingTimeWindowDefinition", "TumblingCountWindowDefinition", "HoppingCountWindowDefinition",
-    "SlidingCountWindowDefinition", "SessionWindowDefinition", "to_ms",
+    "SlidingCountWindowDefinition", "SessionWindowDefinition", "CollectorInCurrentWindow", "to_ms",
 )
 
 ClosingStrategy = Literal["key", "partition"]
@@ -36,11 +38,14 @@ def to_ms(value: Union[int, timedelta], what: str = "duration") -> int:
     >>> to_ms(timedelta(seconds=1.0006)), to_ms(250)
     (1001, 250)
     """
-    if isinstance(value, timedelta):
-        return round(value.total_seconds() * 1000)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int (ms) or a timedelta, got {type(value).__name__}")
-    return value
+    try:
+        return ensure_milliseconds(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int (ms) or a timedelta, got {type(value).__name__}") from None
+
+
+class CollectorInCurrentWindow(InvalidOperation, InvalidTopology):
+    """``.current()`` on a window with collectors (they need ``.final()``)."""
 
 
 class Window:
@@ -54,7 +59,10 @@ class Window:
     def current(self, closing_strategy: ClosingStrategy = "key") -> "StreamingDataFrame":
         """Emit the updated window(s) on every record (not with collectors)."""
         if self._aggregation.collect:
-            raise InvalidTopology("Collectors (collect(), Collect()) work with .final() only, not .current()")
+            raise CollectorInCurrentWindow(
+                "BaseCollectors are not supported by `current` windows: collectors (collect(), Collect()) "
+                "work with .final() only"
+            )
         return self._apply("current", closing_strategy)
 
     def final(
@@ -168,12 +176,14 @@ class _TimeDefinition(WindowDefinition):
         self.duration_ms = to_ms(duration_ms, "duration_ms")
         self.grace_ms = to_ms(grace_ms, "grace_ms")
         self.step_ms = to_ms(step_ms, "step_ms") if step_ms is not None else None
-        if self.duration_ms <= 0:
-            raise ValueError("duration_ms must be positive")
+        if self.duration_ms < 1:
+            raise ValueError("Window size cannot be smaller than 1ms")
         if self.grace_ms < 0:
-            raise ValueError("grace_ms must not be negative")
-        if self.step_ms is not None and not 0 < self.step_ms <= self.duration_ms:
-            raise ValueError("step_ms must be positive and not larger than duration_ms")
+            raise ValueError("Window grace cannot be smaller than 0ms")
+        if self.step_ms is not None and not 0 < self.step_ms < self.duration_ms:
+            raise ValueError(
+                f"Window step size must be smaller than duration and bigger than 0ms, got {self.step_ms}ms"
+            )
 
     def _params(self) -> str:
         step = f"_{self.step_ms}" if self.step_ms else ""
@@ -209,10 +219,15 @@ class _CountDefinition(WindowDefinition):
     def __init__(self, dataframe: "StreamingDataFrame", count: int, step: Optional[int] = None,
                  name: Optional[str] = None) -> None:
         super().__init__(dataframe, name)
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError("count must be a positive int")
-        if step is not None and (isinstance(step, bool) or not isinstance(step, int) or not 1 <= step <= count):
-            raise ValueError("step must be an int between 1 and count")
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"Window count must be an int, got {type(count).__name__}")
+        if count < 2:
+            raise ValueError("Window count must be greater than 1")
+        if step is not None:
+            if isinstance(step, bool) or not isinstance(step, int):
+                raise TypeError(f"Window step must be an int, got {type(step).__name__}")
+            if step < 1:
+                raise ValueError("Window step must be greater or equal to 1")
         self.count_ = count
         self.step = step
 
@@ -246,10 +261,10 @@ class SessionWindowDefinition(WindowDefinition):
         super().__init__(dataframe, name, on_late)
         self.timeout_ms = to_ms(timeout_ms, "timeout_ms")
         self.grace_ms = to_ms(grace_ms, "grace_ms")
-        if self.timeout_ms <= 0:
-            raise ValueError("timeout_ms must be positive")
+        if self.timeout_ms < 1:
+            raise ValueError("Session timeout cannot be smaller than 1ms")
         if self.grace_ms < 0:
-            raise ValueError("grace_ms must not be negative")
+            raise ValueError("Window grace cannot be smaller than 0ms")
 
     def _params(self) -> str:
         return f"{self.timeout_ms}_{self.grace_ms}"

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from typing import Union
 
-from .base import Deserializer, SerializationContext, Serializer
+from .base import Deserializer, MessageField, SerializationContext, Serializer
 from .exceptions import (
     DeserializationError,
+    DeserializerIsNotProvidedError,
     IgnoreMessage,
+    KeyDeserializationError,
+    KeySerializationError,
     SerializationError,
     SerializerIsNotProvidedError,
+    ValueDeserializationError,
+    ValueSerializationError,
 )
 from .json import JSONDeserializer, JSONSerializer
 from .simple_types import (
@@ -27,9 +32,15 @@ __all__ = (
     "Serializer",
     "Deserializer",
     "SerializationContext",
+    "MessageField",
     "SerializationError",
     "DeserializationError",
+    "KeySerializationError",
+    "KeyDeserializationError",
+    "ValueSerializationError",
+    "ValueDeserializationError",
     "SerializerIsNotProvidedError",
+    "DeserializerIsNotProvidedError",
     "IgnoreMessage",
     "JSONSerializer",
     "JSONDeserializer",
@@ -43,6 +54,8 @@ __all__ = (
     "DoubleDeserializer",
     "SerializerType",
     "DeserializerType",
+    "SERIALIZERS",
+    "DESERIALIZERS",
     "resolve_serializer",
     "resolve_deserializer",
 )
@@ -50,7 +63,8 @@ __all__ = (
 SerializerType = Union[str, Serializer]
 DeserializerType = Union[str, Deserializer]
 
-_SERIALIZERS = {
+#: serializer classes by name (``"float"`` is an alias of ``"double"``)
+SERIALIZERS: dict[str, type[Serializer]] = {
     "json": JSONSerializer,
     "bytes": BytesSerializer,
     "str": StringSerializer,
@@ -60,7 +74,8 @@ _SERIALIZERS = {
     "double": DoubleSerializer,
     "float": DoubleSerializer,
 }
-_DESERIALIZERS = {
+#: deserializer classes by name (``"float"`` is an alias of ``"double"``)
+DESERIALIZERS: dict[str, type[Deserializer]] = {
     "json": JSONDeserializer,
     "bytes": BytesDeserializer,
     "str": StringDeserializer,
@@ -75,26 +90,31 @@ _DESERIALIZERS = {
 def resolve_serializer(serializer: SerializerType) -> Serializer:
     """Return a serializer instance for a name or pass an instance through.
 
+    :raises SerializerIsNotProvidedError: (a ``ValueError``) the name is unknown.
+
     >>> type(resolve_serializer("json")).__name__
     'JSONSerializer'
     """
     if isinstance(serializer, Serializer):
         return serializer
     try:
-        return _SERIALIZERS[serializer]()
-    except KeyError:
+        return SERIALIZERS[serializer]()
+    except (KeyError, TypeError):
         raise SerializerIsNotProvidedError(
-            f"Unknown serializer {serializer!r}; use one of {sorted(_SERIALIZERS)} or a Serializer instance"
+            f"Unknown serializer {serializer!r}; use one of {sorted(SERIALIZERS)} or a Serializer instance"
         ) from None
 
 
 def resolve_deserializer(deserializer: DeserializerType) -> Deserializer:
-    """Return a deserializer instance for a name or pass an instance through."""
+    """Return a deserializer instance for a name or pass an instance through.
+
+    :raises DeserializerIsNotProvidedError: (a ``ValueError``) the name is unknown.
+    """
     if isinstance(deserializer, Deserializer):
         return deserializer
     try:
-        return _DESERIALIZERS[deserializer]()
-    except KeyError:
-        raise SerializerIsNotProvidedError(
-            f"Unknown deserializer {deserializer!r}; use one of {sorted(_DESERIALIZERS)} or a Deserializer instance"
+        return DESERIALIZERS[deserializer]()
+    except (KeyError, TypeError):
+        raise DeserializerIsNotProvidedError(
+            f"Unknown deserializer {deserializer!r}; use one of {sorted(DESERIALIZERS)} or a Deserializer instance"
         ) from None

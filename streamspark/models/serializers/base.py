@@ -7,7 +7,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 from ..types import Headers
 
-__all__ = ("SerializationContext", "Serializer", "Deserializer", "context_free", "reads_context")
+__all__ = ("SerializationContext", "MessageField", "Serializer", "Deserializer", "context_free", "reads_context")
 
 _C = TypeVar("_C", bound=type)
 #: ``__call__`` functions known never to read their ``ctx`` argument
@@ -33,6 +33,17 @@ def reads_context(serializer: Any) -> bool:
     False
     """
     return type(serializer).__call__ not in _CONTEXT_FREE
+
+
+class MessageField:
+    """The ``field`` of a :class:`SerializationContext`: which part of the message is handled.
+
+    >>> MessageField.KEY, MessageField.VALUE
+    ('key', 'value')
+    """
+
+    KEY = "key"
+    VALUE = "value"
 
 
 class SerializationContext:

@@ -1,4 +1,12 @@
-"""JSON serializers (orjson), with optional JSON-Schema validation (Draft 2020-12)."""
+"""JSON serializers (orjson), with optional JSON-Schema validation (Draft 2020-12).
+
+The default ``dumps`` writes compact UTF-8 JSON (no spaces, non-ASCII characters as they are)
+and, like the reference, takes only ``str`` dict keys and refuses ``datetime`` and dataclass
+instances (convert them first, or pass your own ``dumps``).
+
+>>> JSONSerializer()({"a": [1, "é"]}, None)
+b'{"a":[1,"\xc3\xa9"]}'
+"""
 
 from __future__ import annotations
 
@@ -7,32 +15,95 @@ from typing import Any, Callable, Mapping, Optional
 
 import orjson
 
-from ...utils.json import dumps as _default_dumps
-from ...utils.json import loads as _default_loads
+from ...utils.json import loads as default_loads
 from .base import Deserializer, SerializationContext, Serializer, context_free
 from .exceptions import SerializationError
 
-__all__ = ("JSONSerializer", "JSONDeserializer")
+__all__ = ("JSONSerializer", "JSONDeserializer", "default_dumps", "default_loads")
+
+#: orjson options of :func:`default_dumps`: datetimes and dataclasses are not turned into JSON
+_DUMPS_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
+def default_dumps(value: Any) -> bytes:
+    """The default ``dumps`` of :class:`JSONSerializer`: compact JSON bytes, ``str`` keys only.
+
+    >>> default_dumps({"a": None})
+    b'{"a":null}'
+    """
+    return orjson.dumps(value, option=_DUMPS_OPTIONS)
+
+
+def _refuse_schema_registry(owner: str, *configs: Any) -> None:
+    if any(config is not None for config in configs):
+        raise NotImplementedError(
+            f"{owner}: Schema Registry is not supported yet; remove schema_registry_client_config / "
+            "schema_registry_serialization_config (plain JSON with an optional `schema` works)"
+        )
 
 
 def _make_validator(schema: Optional[Mapping[str, Any]], validator: Any) -> Any:
-    if validator is not None:
-        return validator
-    if schema is None:
-        return None
-    from jsonschema import Draft202012Validator
+    """The validator to use (``validator`` wins over ``schema``), its schema checked now.
 
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    :raises jsonschema.SchemaError: the schema is not a valid JSON Schema.
+    """
+    if validator is None:
+        if not schema:
+            return None
+        from jsonschema import Draft202012Validator
+
+        validator = Draft202012Validator(schema)
+    check, checked = getattr(validator, "check_schema", None), getattr(validator, "schema", None)
+    if check is not None and checked is not None:
+        check(checked)
+    return validator
+
+
+class _Validating:
+    """Schema validation shared by both JSON classes; a validator built from ``schema`` is
+    rebuilt after unpickling (validators may not pickle), a given one is kept as it is."""
+
+    _schema: Optional[Mapping[str, Any]]
+    _validator: Any
+    _own_validator: bool
+
+    def _set_validator(self, schema: Optional[Mapping[str, Any]], validator: Any) -> None:
+        self._schema = schema
+        self._own_validator = validator is None
+        self._validator = _make_validator(schema, validator)
+
+    def _validate(self, value: Any) -> None:
+        from jsonschema import ValidationError
+
+        try:
+            self._validator.validate(value)
+        except ValidationError as exc:
+            raise SerializationError(f"JSON schema validation failed: {exc.message}") from exc
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        if self._own_validator:
+            state["_validator"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self._own_validator:
+            self._validator = _make_validator(self._schema, None)
 
 
 @context_free
-class JSONSerializer(Serializer):
+class JSONSerializer(_Validating, Serializer):
     """Serializes values to JSON bytes.
 
-    :param dumps: the function turning a value into ``bytes``/``str`` (orjson by default).
-    :param schema: a JSON Schema every value must satisfy.
-    :param validator: a ``jsonschema`` validator; overrides ``schema``.
+    :param dumps: the function turning a value into ``bytes``/``str``
+        (default: :func:`default_dumps`, orjson).
+    :param schema: a JSON Schema every value must satisfy (Draft 2020-12); an invalid schema
+        raises ``jsonschema.SchemaError`` here.
+    :param validator: a ``jsonschema`` validator; takes precedence over ``schema``.
+    :param schema_registry_client_config: Schema Registry is not supported yet: anything but
+        ``None`` raises ``NotImplementedError``.
+    :param schema_registry_serialization_config: as ``schema_registry_client_config``.
 
     >>> JSONSerializer()({"a": 1}, None)
     b'{"a":1}'
@@ -40,22 +111,19 @@ class JSONSerializer(Serializer):
 
     def __init__(
         self,
-        dumps: Callable[[Any], bytes | str] = _default_dumps,
+        dumps: Callable[[Any], bytes | str] = default_dumps,
         schema: Optional[Mapping[str, Any]] = None,
         validator: Any = None,
+        schema_registry_client_config: Any = None,
+        schema_registry_serialization_config: Any = None,
     ) -> None:
+        _refuse_schema_registry("JSONSerializer", schema_registry_client_config, schema_registry_serialization_config)
         self._dumps = dumps
-        self._schema = schema
-        self._validator = _make_validator(schema, validator)
+        self._set_validator(schema, validator)
 
     def __call__(self, value: Any, ctx: SerializationContext) -> bytes | str:
         if self._validator is not None:
-            from jsonschema import ValidationError
-
-            try:
-                self._validator.validate(value)
-            except ValidationError as exc:
-                raise SerializationError(f"JSON schema validation failed: {exc.message}") from exc
+            self._validate(value)
         try:
             return self._dumps(value)
         except (TypeError, ValueError) as exc:
@@ -73,25 +141,23 @@ class JSONSerializer(Serializer):
         orjson's own function with its options bound (no wrapper frame)."""
         if type(self).__call__ is not JSONSerializer.__call__ or self._validator is not None:
             return None
-        if self._dumps is _default_dumps:
-            return functools.partial(orjson.dumps, option=orjson.OPT_NON_STR_KEYS)
+        if self._dumps is default_dumps:
+            return functools.partial(orjson.dumps, option=_DUMPS_OPTIONS)
         return self._dumps
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        if self._schema is not None:
-            state["_validator"] = None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        if self._validator is None and self._schema is not None:
-            self._validator = _make_validator(self._schema, None)
 
 
 @context_free
-class JSONDeserializer(Deserializer):
+class JSONDeserializer(_Validating, Deserializer):
     """Deserializes JSON bytes, optionally validating against a JSON Schema.
+
+    :param loads: the function parsing ``bytes`` (orjson by default).
+    :param schema: a JSON Schema every value must satisfy (Draft 2020-12); an invalid schema
+        raises ``jsonschema.SchemaError`` here.
+    :param validator: a ``jsonschema`` validator; takes precedence over ``schema``.
+    :param schema_registry_client_config: Schema Registry is not supported yet: anything but
+        ``None`` raises ``NotImplementedError``.
+
+    Invalid JSON and values failing the schema raise :class:`SerializationError`.
 
     >>> JSONDeserializer()(b'{"a": 1}', None)
     {'a': 1}
@@ -99,32 +165,34 @@ class JSONDeserializer(Deserializer):
 
     def __init__(
         self,
-        loads: Callable[[bytes | str], Any] = _default_loads,
+        loads: Callable[[bytes | bytearray], Any] = default_loads,
         schema: Optional[Mapping[str, Any]] = None,
         validator: Any = None,
+        schema_registry_client_config: Any = None,
     ) -> None:
         super().__init__()
+        _refuse_schema_registry("JSONDeserializer", schema_registry_client_config)
         self._loads = loads
-        self._schema = schema
-        self._validator = _make_validator(schema, validator)
+        self._set_validator(schema, validator)
 
-    def _plain_loads(self) -> Optional[Callable[[bytes | str], Any]]:
+    def _plain_loads(self) -> Optional[Callable[[bytes | bytearray], Any]]:
         """The bare ``loads`` when this deserializer does nothing else (no schema, ``__call__`` not
-        overridden): the engine then calls it directly, once per message."""
+        overridden): the engine then calls it directly, once per message, and turns its
+        ``TypeError``/``ValueError`` into :meth:`not_deserializable`'s error."""
         if type(self).__call__ is JSONDeserializer.__call__ and self._validator is None:
             return self._loads
         return None
 
+    @staticmethod
+    def not_deserializable(exc: Exception) -> SerializationError:
+        """The error for bytes that ``loads`` refused (also raised by the engine's direct path)."""
+        return SerializationError(f"Value is not valid JSON: {exc}")
+
     def __call__(self, value: bytes, ctx: SerializationContext) -> Any:
-        data = self._loads(value)
+        try:
+            data = self._loads(value)
+        except (TypeError, ValueError) as exc:
+            raise self.not_deserializable(exc) from exc
         if self._validator is not None:
-            from jsonschema import ValidationError
-
-            try:
-                self._validator.validate(data)
-            except ValidationError as exc:
-                raise SerializationError(f"JSON schema validation failed: {exc.message}") from exc
+            self._validate(data)
         return data
-
-    __getstate__ = JSONSerializer.__getstate__
-    __setstate__ = JSONSerializer.__setstate__

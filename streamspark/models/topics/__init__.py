@@ -1,9 +1,19 @@
 """Topics: definitions, configuration, administration."""
 
-from .admin import CreateTopicFailure, CreateTopicTimeout, TopicAdmin
+from .admin import TopicAdmin
 from .config import TopicConfig
-from .manager import TopicManager, TopicNotFoundError
+from .exceptions import (
+    CreateTopicFailure,
+    CreateTopicTimeout,
+    TopicConfigurationError,
+    TopicConfigurationMismatch,
+    TopicNameLengthExceeded,
+    TopicNotFoundError,
+    TopicPermissionError,
+)
+from .manager import TopicManager
 from .topic import KafkaMessage, Topic, TopicType
+from .utils import merge_headers
 
 __all__ = (
     "Topic",
@@ -11,8 +21,13 @@ __all__ = (
     "TopicConfig",
     "TopicAdmin",
     "TopicManager",
-    "TopicNotFoundError",
     "KafkaMessage",
+    "merge_headers",
+    "TopicNotFoundError",
+    "TopicConfigurationMismatch",
+    "TopicConfigurationError",
+    "TopicNameLengthExceeded",
+    "TopicPermissionError",
     "CreateTopicFailure",
     "CreateTopicTimeout",
 )

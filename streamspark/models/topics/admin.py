@@ -9,28 +9,29 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Union
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
-from ...exceptions import BrokerUnreachableError, StreamsparkException
+from ...exceptions import BrokerUnreachableError
 from .config import TopicConfig
+from .exceptions import CreateTopicFailure, CreateTopicTimeout, TopicPermissionError
 from .topic import Topic
 
 if TYPE_CHECKING:  # the Kafka layer (and pydantic) is not imported by Spark task workers
     from ...kafka.configuration import ConnectionConfig
 
-__all__ = ("TopicAdmin", "CreateTopicTimeout", "CreateTopicFailure")
+__all__ = ("TopicAdmin",)
 
 logger = logging.getLogger("streamspark")
 
 
-class CreateTopicTimeout(StreamsparkException):
-    """The broker did not finish creating topics in time."""
-
-
-class CreateTopicFailure(StreamsparkException):
-    """The broker refused to create a topic."""
+def _authorization_failed(error: Any) -> bool:
+    return isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
 
 
 class TopicAdmin:
     """Administration of topics over the Kafka admin API.
+
+    :param broker_address: ``"host:port"`` or a ``ConnectionConfig``.
+    :param logger: the logger librdkafka's log lines go to.
+    :param extra_config: more librdkafka settings (the connection settings take precedence).
 
     >>> admin = TopicAdmin("127.0.0.1:9092")  # doctest: +SKIP
     >>> admin.create_topics([Topic("t", create_config=TopicConfig(2, 1))])  # doctest: +SKIP
@@ -46,14 +47,21 @@ class TopicAdmin:
     ) -> None:
         from ...kafka.producer import broker_config
 
-        self._config = {**broker_config(broker_address), **(extra_config or {})}
+        self._config = {**(extra_config or {}), **broker_config(broker_address), "logger": logger}
         self._address = self._config.get("bootstrap.servers")
         self._inner: Optional[AdminClient] = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the admin client does not pickle: a copy opens its own on first use
+        state = self.__dict__.copy()
+        state["_inner"] = None
+        return state
 
     @property
     def admin_client(self) -> AdminClient:
         if self._inner is None:
             self._inner = AdminClient(self._config)
+            self._inner.poll(0)  # serves an OAuth token callback, when one is configured
         return self._inner
 
     def list_topics(self, timeout: float = -1) -> dict[str, Any]:
@@ -69,7 +77,10 @@ class TopicAdmin:
             ) from exc
 
     def inspect_topics(self, topic_names: list[str], timeout: float = 30) -> dict[str, Optional[TopicConfig]]:
-        """Return ``{name: TopicConfig or None}`` for each name (None when the topic does not exist)."""
+        """Return ``{name: TopicConfig or None}`` for each name (None when the topic does not exist).
+
+        :raises TopicPermissionError: the credentials may not describe a topic's configuration.
+        """
         existing = self.list_topics(timeout=timeout)
         result: dict[str, Optional[TopicConfig]] = {}
         present = [name for name in topic_names if name in existing]
@@ -80,11 +91,24 @@ class TopicAdmin:
                     [ConfigResource(ConfigResource.Type.TOPIC, name) for name in present],
                     request_timeout=timeout,
                 )
+                denied = []
                 for resource, fut in futures.items():
-                    entries = fut.result(timeout)
+                    try:
+                        entries = fut.result(timeout)
+                    except KafkaException as exc:
+                        if not _authorization_failed(exc.args[0]):
+                            raise
+                        denied.append(resource.name)
+                        continue
                     configs[resource.name] = {k: v.value for k, v in entries.items() if v.value is not None}
             except Exception as exc:  # brokers without DescribeConfigs still give partitions
                 logger.debug("describe_configs failed: %s", exc)
+            else:
+                if denied:
+                    raise TopicPermissionError(
+                        "Failed to access configs for topics " + ", ".join(f'"{name}"' for name in denied)
+                        + '; verify the "DescribeConfigs" operation is allowed for your credentials'
+                    )
         for name in topic_names:
             meta = existing.get(name)
             if meta is None:
@@ -135,6 +159,11 @@ class TopicAdmin:
                 error = exc.args[0]
                 if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
                     continue
+                if _authorization_failed(error):
+                    raise CreateTopicFailure(
+                        f'Failed to create topic "{name}"; verify if "Create" and "Read" operations '
+                        "are allowed for your credentials"
+                    ) from exc
                 raise CreateTopicFailure(f'Failed to create topic "{name}": {error}') from exc
             except TimeoutError as exc:  # concurrent.futures.TimeoutError is TimeoutError
                 raise CreateTopicTimeout(f'Timed out creating topic "{name}"') from exc

@@ -2,46 +2,85 @@
 
 from __future__ import annotations
 
+import copy
 import enum
-from typing import Any, Callable, List, Optional, Tuple
+import logging
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 
 from ..messagecontext import MessageContext
+from ..messages import KafkaMessage
+from ..rows import Row
 from ..serializers import (
     BytesDeserializer,
     BytesSerializer,
+    Deserializer,
+    DeserializerIsNotProvidedError,
     DeserializerType,
     IgnoreMessage,
     JSONDeserializer,
     JSONSerializer,
+    MessageField,
     SerializationContext,
+    SerializationError,
+    Serializer,
+    SerializerIsNotProvidedError,
     SerializerType,
     resolve_deserializer,
     resolve_serializer,
 )
 from ..serializers.base import reads_context
 from ..timestamps import TimestampExtractor, TimestampType
-from ..types import Headers
+from ..types import Headers, SuccessfulConfluentKafkaMessageProto
 from .config import TopicConfig
+from .exceptions import TopicConfigurationError
+from .utils import merge_headers
 
-__all__ = ("Topic", "TopicType", "KafkaMessage")
+__all__ = ("Topic", "TopicType", "TopicConfig", "TimestampExtractor", "KafkaMessage")
+
+logger = logging.getLogger("streamspark")
+
+#: what ``Topic._deserializer()`` returns per message: ``(value, key, timestamp_ms)`` records, in
+#: a 1-tuple for a plain message, a list for split values, :data:`_IGNORED` for an ignored one
+_Records = Sequence[Tuple[Any, Any, int]]
+_IGNORED: _Records = ()
+#: ``f(key, value, headers) -> (key, value, headers)`` ready for the producer
+_SerializeFn = Callable[[Any, Any, Headers], Tuple[Any, Any, Headers]]
+
+# the enum's constructor is slow for a per-record call: look the members up instead
+_STAMP_TYPES = {int(t): t for t in TimestampType}
 
 
 class TopicType(enum.Enum):
+    """What a topic is for: the application's own input/output, re-keying, or a state changelog."""
+
     REGULAR = 1
     REPARTITION = 2
     CHANGELOG = 3
 
 
-class KafkaMessage:
-    """A serialized message ready to produce."""
+def _serializer(serializer: Optional[SerializerType]) -> Optional[Serializer]:
+    return None if serializer is None else resolve_serializer(serializer)
 
-    __slots__ = ("key", "value", "headers", "timestamp")
 
-    def __init__(self, key: Any, value: Any, headers: Headers = None, timestamp: Optional[int] = None) -> None:
-        self.key = key
-        self.value = value
-        self.headers = headers
-        self.timestamp = timestamp
+def _deserializer(deserializer: Optional[DeserializerType]) -> Optional[Deserializer]:
+    return None if deserializer is None else resolve_deserializer(deserializer)
+
+
+def _stamp_type(timestamp_type: int) -> TimestampType:
+    found = _STAMP_TYPES.get(timestamp_type)
+    return TimestampType(timestamp_type) if found is None else found  # raises for an unknown type
+
+
+def _producible(data: Any, field: str, serializer: Any) -> Union[bytes, str]:
+    """``data`` as the producer takes it (``bytes`` or ``str``): bytes-like objects are copied to
+    ``bytes``; anything else is a :class:`SerializationError` naming the serializer."""
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise SerializationError(
+        f"The {field} serializer {type(serializer).__name__} returned {type(data).__name__} "
+        f"({data!r:.80}); a Kafka {field} must be bytes, str or None: choose a {field}_serializer "
+        f"for this {field} type (e.g. \"str\", \"int\" or \"json\")"
+    )
 
 
 class Topic:
@@ -50,18 +89,23 @@ class Topic:
     Build it with ``app.topic(...)`` so the application can create and validate it.
 
     :param name: the topic name.
+    :param topic_type: ``TopicType.REGULAR`` (default), ``REPARTITION`` or ``CHANGELOG``.
     :param create_config: partitions/replication used when the topic is created.
-    :param value_deserializer: name (``"json"``, ``"str"``, ``"int"``, ``"double"``, ``"bytes"``) or instance.
+    :param value_deserializer: name (``"json"``, ``"str"``, ``"int"``, ``"double"``, ``"bytes"``)
+        or instance; ``None`` means none (deserializing a value then raises
+        :class:`DeserializerIsNotProvidedError`). Likewise the other three.
     :param timestamp_extractor: ``f(value, headers, timestamp_ms, timestamp_type) -> ms``.
+    :param quix_name: the topic's name in Quix Cloud (defaults to ``name``).
 
-    >>> t = Topic("readings", value_deserializer="json")
-    >>> t.deserialize(b'{"t": 1}', b"k", None, 5, 1)
-    [({'t': 1}, b'k', 5)]
+    >>> t = Topic("readings", key_serializer="str")
+    >>> msg = t.serialize(key="k", value={"t": 1})
+    >>> msg.key, msg.value
+    (b'k', b'{"t":1}')
     """
 
-    #: ``deserialize``/``serialize`` specialised for this topic's (de)serializers, built on first use
-    _deserialize_fn: Optional[Callable[..., List[Tuple[Any, Any, int]]]] = None
-    _serialize_fn: Optional[Callable[[Any, Any, Headers], Tuple[Any, Any, Headers]]] = None
+    #: ``_deserializer()``/``_serializer()`` specialised for this topic's (de)serializers, built on first use
+    _deserialize_fn: Optional[Callable[..., _Records]] = None
+    _serialize_fn: Optional[_SerializeFn] = None
 
     def __init__(
         self,
@@ -79,48 +123,146 @@ class Topic:
             raise ValueError("Topic name must be a non-empty string")
         self.name = name
         self.topic_type = topic_type
-        self.create_config = create_config
-        self.broker_config: Optional[TopicConfig] = None
         self.quix_name = quix_name or name
-        self._value_deserializer = resolve_deserializer(value_deserializer or "bytes")
-        self._key_deserializer = resolve_deserializer(key_deserializer or "bytes")
-        self._value_serializer = resolve_serializer(value_serializer or "bytes")
-        self._key_serializer = resolve_serializer(key_serializer or "bytes")
+        self._create_config = copy.deepcopy(create_config)
+        self._broker_config: Optional[TopicConfig] = None
+        self._value_deserializer = _deserializer(value_deserializer)
+        self._key_deserializer = _deserializer(key_deserializer)
+        self._value_serializer = _serializer(value_serializer)
+        self._key_serializer = _serializer(key_serializer)
         self._timestamp_extractor = timestamp_extractor
 
+    def __clone__(self, name: str, create_config: Optional[TopicConfig] = None) -> "Topic":
+        """The same topic definition under another name (and creation config)."""
+        return self.__class__(
+            name=name,
+            topic_type=self.topic_type,
+            create_config=create_config or self._create_config,
+            value_deserializer=self._value_deserializer,
+            key_deserializer=self._key_deserializer,
+            value_serializer=self._value_serializer,
+            key_serializer=self._key_serializer,
+            timestamp_extractor=self._timestamp_extractor,
+            quix_name=self.quix_name,
+        )
+
     def __repr__(self) -> str:
-        return f'<Topic name="{self.name}">'
+        return f'<{type(self).__name__} name="{self.name}">'
 
     @property
-    def value_deserializer(self) -> Any:
+    def create_config(self) -> Optional[TopicConfig]:
+        """The config the topic is created with when it does not exist."""
+        return self._create_config
+
+    @create_config.setter
+    def create_config(self, config: Optional[TopicConfig]) -> None:
+        self._create_config = config
+
+    @property
+    def broker_config(self) -> TopicConfig:
+        """The topic's config as read from the broker (known once the application checked it).
+
+        :raises TopicConfigurationError: it has not been read from the broker.
+        """
+        if self._broker_config is None:
+            raise TopicConfigurationError(f'The broker topic configuration is missing for the topic "{self.name}"')
+        return self._broker_config
+
+    @broker_config.setter
+    def broker_config(self, config: TopicConfig) -> None:
+        self._broker_config = copy.deepcopy(config)
+
+    @property
+    def is_regular(self) -> bool:
+        return self.topic_type == TopicType.REGULAR
+
+    @property
+    def is_repartition(self) -> bool:
+        return self.topic_type == TopicType.REPARTITION
+
+    @property
+    def is_changelog(self) -> bool:
+        return self.topic_type == TopicType.CHANGELOG
+
+    @property
+    def key_deserializer(self) -> Optional[Deserializer]:
+        return self._key_deserializer
+
+    @property
+    def value_deserializer(self) -> Optional[Deserializer]:
         return self._value_deserializer
 
     @property
-    def key_serializer(self) -> Any:
+    def key_serializer(self) -> Optional[Serializer]:
         return self._key_serializer
 
     @property
-    def value_serializer(self) -> Any:
+    def value_serializer(self) -> Optional[Serializer]:
         return self._value_serializer
 
     # --- consuming -------------------------------------------------------------------------
-    def deserialize(
-        self,
-        value: Optional[bytes],
-        key: Optional[bytes],
-        headers: Headers,
-        timestamp_ms: int,
-        timestamp_type: int,
-    ) -> List[Tuple[Any, Any, int]]:
-        """Deserialize one raw message into ``[(value, key, timestamp_ms), ...]``.
+    def _check_deserializers(self) -> None:
+        if self._key_deserializer is None:
+            raise DeserializerIsNotProvidedError(f'Key deserializer is not provided for topic "{self.name}"')
+        if self._value_deserializer is None:
+            raise DeserializerIsNotProvidedError(f'Value deserializer is not provided for topic "{self.name}"')
 
-        Returns an empty list when a deserializer raises :class:`IgnoreMessage`, and several
-        items when the value deserializer has ``split_values``. Other errors propagate.
+    def row_deserialize(self, message: SuccessfulConfluentKafkaMessageProto) -> Union[Row, List[Row], None]:
+        """Deserialize a consumed message (a confluent-kafka ``Message`` or alike) into a Row.
+
+        A ``None`` key or value stays ``None`` (no deserializer call).
+
+        :return: a :class:`Row`; a list of them when the value deserializer has
+            ``split_values``; None when a deserializer raised :class:`IgnoreMessage`.
+        :raises DeserializerIsNotProvidedError: the topic has no key or value deserializer.
         """
-        return self._deserializer()(value, key, headers, timestamp_ms, timestamp_type)
+        headers: Any = message.headers()
+        timestamp_type, timestamp_ms = message.timestamp()
+        records = self._deserializer()(message.value(), message.key(), headers, timestamp_ms, timestamp_type)
+        if records is _IGNORED:
+            logger.debug(
+                'Ignore incoming message: partition="%s[%s]" offset="%s"',
+                message.topic(), message.partition(), message.offset(),
+            )
+            return None
+        topic, partition, offset = message.topic(), message.partition(), message.offset()
+        size, leader_epoch = len(message), message.leader_epoch()
+        rows = [
+            Row(
+                value=value, key=key, timestamp=ts, headers=headers,
+                context=MessageContext(key=key, topic=topic, partition=partition, offset=offset, size=size,
+                                       timestamp=ts, headers=headers, leader_epoch=leader_epoch),
+            )
+            for value, key, ts in records
+        ]
+        return rows if records.__class__ is list else rows[0]
 
-    def _deserializer(self) -> Callable[..., List[Tuple[Any, Any, int]]]:
-        """The function behind :meth:`deserialize` (the engine calls it per message)."""
+    def deserialize(self, message: SuccessfulConfluentKafkaMessageProto) -> KafkaMessage:
+        """Deserialize the key and value of a consumed message (``None`` stays ``None``).
+
+        Unlike :meth:`row_deserialize` it neither splits values nor catches
+        :class:`IgnoreMessage`; the timestamp is the message's own.
+
+        :raises DeserializerIsNotProvidedError: a key/value is present but has no deserializer.
+        """
+        topic, headers = message.topic(), cast(Headers, message.headers())
+        key: Any = message.key()
+        value: Any = message.value()
+        if key is not None:
+            if self._key_deserializer is None:
+                raise DeserializerIsNotProvidedError(f'Key deserializer is not provided for topic "{self.name}"')
+            key = self._key_deserializer(key, SerializationContext(topic, MessageField.KEY, headers))
+        if value is not None:
+            if self._value_deserializer is None:
+                raise DeserializerIsNotProvidedError(f'Value deserializer is not provided for topic "{self.name}"')
+            value = self._value_deserializer(value, SerializationContext(topic, MessageField.VALUE, headers))
+        return KafkaMessage(key=key, value=value, headers=headers, timestamp=message.timestamp()[1])
+
+    def _deserializer(self) -> Callable[..., _Records]:
+        """``f(value, key, headers, timestamp_ms, timestamp_type) -> ((value, key, timestamp_ms), ...)``,
+        what :meth:`row_deserialize` computes without building rows (the engine calls it per
+        message): a 1-tuple for a plain message, a list for split values, an empty tuple for an
+        ignored message."""
         return self._deserialize_fn or self._build_deserialize()
 
     def _raw_json_values(self) -> bool:
@@ -136,71 +278,79 @@ class Topic:
             and type(self._key_deserializer) is BytesDeserializer and self._timestamp_extractor is None
         )
 
-    def _build_deserialize(self) -> Callable[..., List[Tuple[Any, Any, int]]]:
-        """``deserialize`` specialised once for this topic's deserializers (it runs per message).
+    def _build_deserialize(self) -> Callable[..., _Records]:
+        """The function behind :meth:`_deserializer`, specialised once for this topic's
+        deserializers (it runs per message).
 
         Built-in deserializers ignore their context, so none is built for them; the bytes key
-        deserializer is the identity.
+        deserializer is the identity; a plain JSON deserializer's ``loads`` is called directly.
         """
         name = self.name
+        if self._key_deserializer is None or self._value_deserializer is None:
+            check = self._check_deserializers
+
+            def missing(value: Any, key: Any, headers: Headers, timestamp_ms: int, timestamp_type: int) -> _Records:
+                check()
+                return _IGNORED
+
+            self._deserialize_fn = missing
+            return missing
         # called with ctx=None when they ignore it (see ``reads_context``)
         kd: Any = self._key_deserializer
         vd: Any = self._value_deserializer
         key_ctx, value_ctx = reads_context(kd), reads_context(vd)
         key_identity = type(kd) is BytesDeserializer
         plain_loads = vd._plain_loads() if isinstance(vd, JSONDeserializer) else None
+        not_json = JSONDeserializer.not_deserializable
         split = vd.split_values
         extractor = self._timestamp_extractor
-        # the enum's constructor is slow for a per-record call: look the members up instead
-        stamp_types = {int(t): t for t in TimestampType}
+        ignored = _IGNORED
 
         def deserialize(
             value: Optional[bytes], key: Optional[bytes], headers: Headers, timestamp_ms: int, timestamp_type: int
-        ) -> List[Tuple[Any, Any, int]]:
+        ) -> _Records:
             out: Any
             try:
                 if key is None or key_identity:
                     dkey = key
                 else:
-                    dkey = kd(key, SerializationContext(name, "key", headers) if key_ctx else None)
+                    dkey = kd(key, SerializationContext(name, MessageField.KEY, headers) if key_ctx else None)
                 if value is None:
                     out = None
                 elif plain_loads is not None:
-                    out = plain_loads(value)
+                    try:
+                        out = plain_loads(value)
+                    except (TypeError, ValueError) as exc:  # as JSONDeserializer.__call__ does
+                        raise not_json(exc) from exc
                 else:
-                    out = vd(value, SerializationContext(name, "value", headers) if value_ctx else None)
+                    out = vd(value, SerializationContext(name, MessageField.VALUE, headers) if value_ctx else None)
             except IgnoreMessage:
-                return []
-            if not split or value is None:
+                return ignored
+            if not split or out is None:
                 if extractor is None:
-                    return [(out, dkey, timestamp_ms)]
-                ttype = stamp_types.get(timestamp_type)
-                if ttype is None:
-                    ttype = TimestampType(timestamp_type)  # raises for an unknown type, as before
-                return [(out, dkey, extractor(out, headers, timestamp_ms, ttype))]
+                    return ((out, dkey, timestamp_ms),)
+                return ((out, dkey, extractor(out, headers, timestamp_ms, _stamp_type(timestamp_type))),)
             if extractor is None:
                 return [(v, dkey, timestamp_ms) for v in out]
-            ttype = stamp_types.get(timestamp_type)
-            if ttype is None:
-                ttype = TimestampType(timestamp_type)
+            ttype = _stamp_type(timestamp_type)
             return [(v, dkey, extractor(v, headers, timestamp_ms, ttype)) for v in out]
 
         self._deserialize_fn = deserialize
         return deserialize
 
-    def row_deserialize(self, message: Any) -> Any:
-        """Deserialize a confluent-kafka ``Message`` (reference compatibility helper).
-
-        Returns ``None`` for ignored messages, a ``(value, key, timestamp)`` tuple, or a list of
-        them for split values.
-        """
-        ts_type, ts = message.timestamp()
-        rows = self.deserialize(message.value(), message.key(), message.headers(), ts, ts_type)
-        if not rows:
-            return None
-        return rows if len(rows) > 1 else rows[0]
-
     # --- producing -------------------------------------------------------------------------
+    def row_serialize(self, row: Any, key: Any) -> KafkaMessage:
+        """Serialize a row's value and ``key`` for producing.
+
+        A ``None`` key stays ``None``; the value always goes through the value serializer (JSON
+        writes ``None`` as ``null``); the value serializer's ``extra_headers`` are merged into
+        the row's headers (``[]`` when there are none). The message's timestamp is left unset.
+
+        :raises SerializerIsNotProvidedError: the topic has no key or value serializer.
+        """
+        skey, svalue, headers = self._serializer()(key, row.value, row.headers)
+        return KafkaMessage(key=skey, value=svalue, headers=headers)
+
     def serialize(
         self,
         key: Any = None,
@@ -208,44 +358,72 @@ class Topic:
         headers: Headers = None,
         timestamp_ms: Optional[int] = None,
     ) -> KafkaMessage:
-        """Serialize a key/value pair for producing; the serializers' extra headers are added."""
-        skey, svalue, headers = self._serializer()(key, value, headers)
-        return KafkaMessage(key=skey, value=svalue, headers=headers, timestamp=timestamp_ms)
+        """Serialize ``key`` and ``value`` with the topic's serializers (``None`` included:
+        JSON writes it as ``null``, the other built-ins keep ``None``); ``headers`` are kept as
+        given.
 
-    def _serializer(self) -> Callable[[Any, Any, Headers], Tuple[Any, Any, Headers]]:
-        """The function behind :meth:`serialize` (the engine calls it per output record)."""
+        :raises SerializerIsNotProvidedError: a key/value is given but has no serializer.
+        """
+        key = self._serialize_field(MessageField.KEY, self._key_serializer, key, headers)
+        value = self._serialize_field(MessageField.VALUE, self._value_serializer, value, headers)
+        return KafkaMessage(key=key, value=value, headers=headers, timestamp=timestamp_ms)
+
+    def _serialize_field(self, field: str, serializer: Optional[Serializer], data: Any, headers: Headers) -> Any:
+        if serializer is None:
+            if data is not None:
+                raise SerializerIsNotProvidedError(f'{field.capitalize()} serializer is not provided for topic "{self.name}"')
+            return None
+        out = serializer(data, SerializationContext(self.name, field, headers))
+        if out is None or out.__class__ is bytes or out.__class__ is str:
+            return out
+        return _producible(out, field, serializer)
+
+    def _serializer(self) -> _SerializeFn:
+        """``f(key, value, headers) -> (key, value, headers)`` as :meth:`row_serialize` computes
+        them, ready for the producer: key and value are ``bytes``, ``str`` or ``None``, headers a
+        list (the engine calls it per output record)."""
         return self._serialize_fn or self._build_serialize()
 
-    def _build_serialize(self) -> Callable[[Any, Any, Headers], Tuple[Any, Any, Headers]]:
-        """``f(key, value, headers) -> (key bytes, value bytes, headers)``, specialised once for
-        this topic's serializers (the engine calls it per output record)."""
+    def _build_serialize(self) -> _SerializeFn:
+        """The function behind :meth:`_serializer`, specialised once for this topic's
+        serializers (built-ins are called without a context, a plain JSON serializer's
+        ``dumps`` directly)."""
         name = self.name
+        if self._key_serializer is None or self._value_serializer is None:
+            field = "Key" if self._key_serializer is None else "Value"
+            message = f'{field} serializer is not provided for topic "{name}"'
+
+            def missing(key: Any, value: Any, headers: Headers) -> Tuple[Any, Any, Headers]:
+                raise SerializerIsNotProvidedError(message)
+
+            self._serialize_fn = missing
+            return missing
         ks: Any = self._key_serializer  # called with ctx=None when they ignore it
         vs: Any = self._value_serializer
         key_ctx, value_ctx = reads_context(ks), reads_context(vs)
-        key_bytes = type(ks) is BytesSerializer  # bytes keys pass through as they are
+        key_identity = type(ks) is BytesSerializer
         extra = vs.extra_headers
         plain_dumps = vs._plain_dumps() if isinstance(vs, JSONSerializer) else None
+        not_json = JSONSerializer.not_serializable
 
         def serialize(key: Any, value: Any, headers: Headers) -> Tuple[Any, Any, Headers]:
-            if extra:
-                merged = dict(headers or [])
-                merged.update(extra)
-                headers = list(merged.items())
-            if key is None or (key_bytes and key.__class__ is bytes):
-                skey = key
+            out_headers = merge_headers(headers, extra) if extra else headers or []
+            if key is None:
+                skey = None
             else:
-                skey = ks(key, SerializationContext(name, "key", headers) if key_ctx else None)
-            if value is None:
-                svalue = None
-            elif plain_dumps is not None:
+                skey = key if key_identity else ks(key, SerializationContext(name, MessageField.KEY, headers) if key_ctx else None)
+                if skey.__class__ is not bytes and skey.__class__ is not str and skey is not None:
+                    skey = _producible(skey, MessageField.KEY, ks)
+            if plain_dumps is not None:
                 try:
                     svalue = plain_dumps(value)
                 except (TypeError, ValueError) as exc:  # as JSONSerializer.__call__ does
-                    raise JSONSerializer.not_serializable(exc) from exc
+                    raise not_json(exc) from exc
             else:
-                svalue = vs(value, SerializationContext(name, "value", headers) if value_ctx else None)
-            return skey, svalue, headers
+                svalue = vs(value, SerializationContext(name, MessageField.VALUE, headers) if value_ctx else None)
+            if svalue.__class__ is not bytes and svalue.__class__ is not str and svalue is not None:
+                svalue = _producible(svalue, MessageField.VALUE, vs)
+            return skey, svalue, out_headers
 
         self._serialize_fn = serialize
         return serialize
@@ -256,10 +434,6 @@ class Topic:
         state.pop("_deserialize_fn", None)
         state.pop("_serialize_fn", None)
         return state
-
-    def row_serialize(self, row: Any, key: Any) -> KafkaMessage:
-        """Serialize a processed row (reference compatibility helper)."""
-        return self.serialize(key=key, value=row.value, headers=row.headers, timestamp_ms=row.timestamp)
 
     def context(self, partition: int = 0, offset: int = 0, key: Any = None, timestamp: Optional[int] = None) -> MessageContext:
         return MessageContext(key=key, topic=self.name, partition=partition, offset=offset, timestamp=timestamp)

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from ..base.batch import SinkBatch
 from ..base.item import SinkItem
+from ..base.sink import ClientConnectFailureCallback, ClientConnectSuccessCallback
 
-__all__ = ("key_text", "require_dict", "with_metadata")
+__all__ = ("key_text", "require_dict", "with_metadata", "pop_connect_callbacks")
+
+
+def pop_connect_callbacks(
+    kwargs: dict[str, Any],
+) -> tuple[Optional[ClientConnectSuccessCallback], Optional[ClientConnectFailureCallback]]:
+    """Take ``on_client_connect_success``/``_failure`` out of a sink's ``**kwargs`` (the rest go
+    to its client library)."""
+    return kwargs.pop("on_client_connect_success", None), kwargs.pop("on_client_connect_failure", None)
 
 
 def key_text(key: Any) -> Any:

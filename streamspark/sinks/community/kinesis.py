@@ -12,12 +12,12 @@ import json
 import logging
 import os
 import time
+from os import getenv
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
 from ...models.types import Headers
 from ..base._delivery import import_optional
-from ._values import key_text
 from ..base.sink import BaseSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
 
 __all__ = ("KinesisSink", "KinesisStreamNotFoundError")
@@ -40,9 +40,10 @@ class KinesisSink(BaseSink):
     :param stream_name: the stream (it must exist).
     :param aws_access_key_id, aws_secret_access_key, region_name, aws_endpoint_url: default to
         ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``/``AWS_DEFAULT_REGION``
-        and ``AWS_ENDPOINT_URL_KINESIS``, read when the sink starts.
+        and ``AWS_ENDPOINT_URL_KINESIS`` as they are when this module is imported; those still
+        unset then are read again when the sink starts.
     :param value_serializer: value → str (default ``json.dumps``).
-    :param key_serializer: key → str, the partition key (default: bytes decoded as UTF-8, str as is).
+    :param key_serializer: key → str, the partition key (default ``bytes.decode``: bytes keys).
     :param kwargs: passed to ``boto3.client``.
 
     Needs ``pip install "streamspark[kinesis]"``.
@@ -51,12 +52,12 @@ class KinesisSink(BaseSink):
     def __init__(
         self,
         stream_name: str,
-        aws_access_key_id: Optional[str] = None,
-        aws_secret_access_key: Optional[str] = None,
-        region_name: Optional[str] = None,
-        aws_endpoint_url: Optional[str] = None,
+        aws_access_key_id: Optional[str] = getenv("AWS_ACCESS_KEY_ID"),
+        aws_secret_access_key: Optional[str] = getenv("AWS_SECRET_ACCESS_KEY"),
+        region_name: Optional[str] = getenv("AWS_REGION", getenv("AWS_DEFAULT_REGION")),
+        aws_endpoint_url: Optional[str] = getenv("AWS_ENDPOINT_URL_KINESIS"),
         value_serializer: Callable[[Any], str] = json.dumps,
-        key_serializer: Callable[[Any], str] = key_text,
+        key_serializer: Callable[[Any], str] = bytes.decode,
         on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
         on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
         **kwargs: Any,

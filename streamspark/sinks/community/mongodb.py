@@ -16,8 +16,8 @@ from typing import Any, Callable, Literal, Optional
 from ..base._delivery import import_optional
 from ..base.batch import SinkBatch
 from ..base.item import SinkItem
-from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
-from ._values import key_text, with_metadata
+from ..base.sink import BatchingSink
+from ._values import key_text, pop_connect_callbacks, with_metadata
 
 __all__ = ("MongoDBSink",)
 
@@ -42,7 +42,8 @@ class MongoDBSink(BatchingSink):
     :param add_topic_metadata: add ``__topic``, ``__partition``, ``__offset``.
     :param value_selector: ``callable(document) -> document`` applied last (after metadata).
     :param authentication_timeout_ms: server selection / connect timeout.
-    :param kwargs: passed to ``pymongo.MongoClient``.
+    :param kwargs: passed to ``pymongo.MongoClient``, except ``on_client_connect_success`` and
+        ``on_client_connect_failure`` (see :class:`~streamspark.sinks.base.BaseSink`).
 
     Needs ``pip install "streamspark[mongodb]"``.
     """
@@ -62,11 +63,9 @@ class MongoDBSink(BatchingSink):
         add_topic_metadata: bool = False,
         authentication_timeout_ms: int = 15000,
         value_selector: Optional[Callable[[MongoValue], MongoValue]] = None,
-        on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
-        on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(on_client_connect_success, on_client_connect_failure)
+        super().__init__(*pop_connect_callbacks(kwargs))
         if update_method not in ("UpdateOne", "UpdateMany", "ReplaceOne"):
             raise ValueError(f"update_method must be UpdateOne, UpdateMany or ReplaceOne, got {update_method!r}")
         self._params = dict(host=host, port=port, username=username, password=password,

@@ -9,12 +9,12 @@ meets a half-written batch (use ``MERGE`` in the query for exactly-once effect).
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..base._delivery import import_optional
 from ..base.batch import SinkBatch
-from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
-from ._values import key_text
+from ..base.sink import BatchingSink
+from ._values import key_text, pop_connect_callbacks
 
 __all__ = ("Neo4jSink",)
 
@@ -27,7 +27,8 @@ class Neo4jSink(BatchingSink):
     sent ``chunk_size`` at a time (``UNWIND``) inside ONE transaction per batch: every chunk
     commits, or none does.
 
-    :param kwargs: passed to ``neo4j.GraphDatabase.driver``.
+    :param kwargs: passed to ``neo4j.GraphDatabase.driver``, except ``on_client_connect_success``
+        and ``on_client_connect_failure`` (see :class:`~streamspark.sinks.base.BaseSink`).
 
     Needs ``pip install "streamspark[neo4j]"``.
     """
@@ -40,11 +41,9 @@ class Neo4jSink(BatchingSink):
         password: str,
         cypher_query: str,
         chunk_size: int = 10000,
-        on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
-        on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(on_client_connect_success, on_client_connect_failure)
+        super().__init__(*pop_connect_callbacks(kwargs))
         if chunk_size < 1:
             raise ValueError("chunk_size must be at least 1")
         self._uri = host if "://" in host else f"bolt://{host}:{port}"

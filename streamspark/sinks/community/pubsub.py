@@ -13,7 +13,6 @@ from typing import Any, Callable, Optional, Union
 
 from ...models.types import Headers
 from ..base._delivery import import_optional
-from ._values import key_text
 from ..base.sink import BaseSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
 
 __all__ = ("PubSubSink", "PubSubTopicNotFoundError")
@@ -32,7 +31,7 @@ class PubSubSink(BaseSink):
     :param topic_id: topic (it must exist).
     :param service_account_json: credentials JSON; default: Application Default Credentials.
     :param value_serializer: value → str/bytes (default ``json.dumps``).
-    :param key_serializer: key → str (default: bytes decoded as UTF-8, str as is).
+    :param key_serializer: key → str (default ``bytes.decode``: bytes keys).
     :param flush_timeout: seconds ``flush`` waits for the publishes.
     :param kwargs: passed to ``pubsub_v1.PublisherClient``.
 
@@ -45,7 +44,7 @@ class PubSubSink(BaseSink):
         topic_id: str,
         service_account_json: Optional[str] = None,
         value_serializer: Callable[[Any], Union[bytes, str]] = json.dumps,
-        key_serializer: Callable[[Any], str] = key_text,
+        key_serializer: Callable[[Any], str] = bytes.decode,
         flush_timeout: int = 5,
         on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
         on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,

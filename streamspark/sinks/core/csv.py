@@ -5,18 +5,14 @@ from __future__ import annotations
 import csv
 import fcntl
 import io
+import json
 import os
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
-from ...utils.json import dumps as _json_dumps
 from ..base.batch import SinkBatch
 from ..base.sink import BatchingSink
 
 __all__ = ("CSVSink",)
-
-
-def _json_text(value: Any) -> str:
-    return _json_dumps(value).decode()
 
 
 class CSVSink(BatchingSink):
@@ -30,7 +26,7 @@ class CSVSink(BatchingSink):
     :param path: the CSV file; created with a header row when missing.
     :param dialect: a ``csv`` dialect name.
     :param key_serializer: turns the key into text (``str`` by default).
-    :param value_serializer: turns the value into text (JSON by default).
+    :param value_serializer: turns the value into text (``json.dumps`` by default).
 
     >>> sink = CSVSink("out.csv")  # doctest: +SKIP
     >>> sdf.sink(sink)  # doctest: +SKIP
@@ -41,7 +37,7 @@ class CSVSink(BatchingSink):
         path: str,
         dialect: str = "excel",
         key_serializer: Callable[[Any], str] = str,
-        value_serializer: Callable[[Any], str] = _json_text,
+        value_serializer: Callable[[Any], str] = json.dumps,
     ) -> None:
         super().__init__()
         self.path = os.fspath(path)

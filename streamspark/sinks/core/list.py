@@ -14,16 +14,19 @@ __all__ = ("ListSink",)
 class ListSink(BaseSink, UserList):
     """A sink that is also a list of what it received.
 
-    The records are gathered in the Spark tasks and appended to *this* object in the
-    driver after each successful micro-batch, so the list never holds records of a batch
+    Used directly, it is a list: a record ``add``-ed is in it at once. Under a running
+    application the records are gathered in the Spark tasks and appended to *this* object in
+    the driver after each successful micro-batch, so the list never holds records of a batch
     that failed (no duplicates from retries or backpressure).
 
     :param metadata: add ``_key, _timestamp, _headers, _topic, _partition, _offset`` to each value.
 
     >>> sink = ListSink()
-    >>> sink.add({"a": 1}, b"k", 5, None, "t", 0, 7); sink.flush()
-    >>> list(sink)
+    >>> sink.add({"a": 1}, b"k", 5, None, "t", 0, 7)
+    >>> sink
     [{'a': 1}]
+    >>> sink.append({"b": 2}); sink[-1]
+    {'b': 2}
     """
 
     _collect_to_driver = True
@@ -32,7 +35,7 @@ class ListSink(BaseSink, UserList):
         BaseSink.__init__(self)
         UserList.__init__(self)
         self._metadata = metadata
-        self._pending: list[Any] = []
+        self._unflushed = 0  # how many of the last records were added since the last flush
 
     def add(self, value: Any, key: Any, timestamp: int, headers: Headers, topic: str, partition: int, offset: int) -> None:
         if self._metadata:
@@ -45,19 +48,22 @@ class ListSink(BaseSink, UserList):
                 "_partition": partition,
                 "_offset": offset,
             }
-        self._pending.append(value)
+        self.data.append(value)
+        self._unflushed += 1
 
     def flush(self) -> None:
-        # Locally (sdf.test, plain use) the records become visible on flush; under Spark the
-        # engine drains them to the driver instead.
-        self.data.extend(self._pending)
-        self._pending = []
+        """Keep what was added (under Spark the engine then hands it to the driver's list)."""
+        self._unflushed = 0
 
     def on_paused(self) -> None:
-        self._pending = []
+        """Drop the records added since the last flush: their batch is being retried."""
+        if self._unflushed:
+            del self.data[-self._unflushed :]
+        self._unflushed = 0
 
     def _drain_for_driver(self) -> Any:
         items, self.data = self.data, []
+        self._unflushed = 0
         return items
 
     def _receive_from_worker(self, payload: Any) -> None:
@@ -66,7 +72,7 @@ class ListSink(BaseSink, UserList):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["data"] = []
-        state["_pending"] = []
+        state["_unflushed"] = 0
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

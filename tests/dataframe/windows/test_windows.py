@@ -12,6 +12,7 @@ from streamspark.dataframe import StreamingDataFrame
 from streamspark.dataframe.windows import (
     Aggregator, Collect, Collector, Count, Earliest, First, Last, Latest, Max, Mean, Min, Reduce, Sum,
 )
+from streamspark.dataframe.exceptions import InvalidOperation
 from streamspark.exceptions import InvalidTopology
 from streamspark.models import MessageContext, Topic
 
@@ -235,19 +236,59 @@ def test_on_late_callback_and_logging(caplog):
     assert "late_by_ms=21" in caplog.text
 
 
+@pytest.mark.parametrize("define, error, message", [
+    (lambda: sdf().tumbling_window(0), ValueError, "Window size cannot be smaller than 1ms"),
+    (lambda: sdf().tumbling_window(timedelta(microseconds=400)), ValueError, "smaller than 1ms"),
+    (lambda: sdf().tumbling_window(10, grace_ms=-1), ValueError, "Window grace cannot be smaller than 0ms"),
+    (lambda: sdf().tumbling_window("10"), TypeError, "duration_ms must be an int"),
+    (lambda: sdf().tumbling_window(10, grace_ms=1.5), TypeError, "grace_ms must be an int"),
+    (lambda: sdf().hopping_window(10, 10), ValueError, "step size must be smaller than duration .* got 10ms"),
+    (lambda: sdf().hopping_window(10, 20), ValueError, "step size must be smaller than duration"),
+    (lambda: sdf().hopping_window(10, 0), ValueError, "bigger than 0ms, got 0ms"),
+    (lambda: sdf().hopping_window(10, -5), ValueError, "bigger than 0ms"),
+    (lambda: sdf().hopping_window(-10, 5), ValueError, "Window size cannot be smaller than 1ms"),
+    (lambda: sdf().hopping_window(10, 5, grace_ms=-1), ValueError, "Window grace"),
+    (lambda: sdf().sliding_window(0), ValueError, "Window size cannot be smaller than 1ms"),
+    (lambda: sdf().sliding_window(10, grace_ms=-1), ValueError, "Window grace"),
+    (lambda: sdf().tumbling_count_window(1), ValueError, "Window count must be greater than 1"),
+    (lambda: sdf().tumbling_count_window(0), ValueError, "Window count must be greater than 1"),
+    (lambda: sdf().sliding_count_window(1), ValueError, "Window count must be greater than 1"),
+    (lambda: sdf().hopping_count_window(1, 1), ValueError, "Window count must be greater than 1"),
+    (lambda: sdf().hopping_count_window(3, 0), ValueError, "Window step must be greater or equal to 1"),
+    (lambda: sdf().tumbling_count_window("3"), TypeError, "Window count must be an int"),
+    (lambda: sdf().hopping_count_window(3, 1.5), TypeError, "Window step must be an int"),
+    (lambda: sdf().session_window(0), ValueError, "Session timeout cannot be smaller than 1ms"),
+    (lambda: sdf().session_window(10, grace_ms=-1), ValueError, "Window grace"),
+    (lambda: sdf().session_window("10"), TypeError, "timeout_ms must be an int"),
+])
+def test_window_parameters_are_checked(define, error, message):
+    with pytest.raises(error, match=message):
+        define()
+
+
+@pytest.mark.parametrize("define", [
+    lambda: sdf().hopping_window(10, 9),
+    lambda: sdf().hopping_window(timedelta(seconds=1), timedelta(milliseconds=1)),
+    lambda: sdf().tumbling_count_window(2),
+    lambda: sdf().hopping_count_window(2, 1),
+    lambda: sdf().hopping_count_window(2, 5),  # a step larger than count is allowed, as in the reference
+    lambda: sdf().session_window(1),
+])
+def test_window_parameters_at_the_limits_are_accepted(define):
+    assert define().sum() is not None
+
+
+def test_hopping_count_step_larger_than_count_starts_a_window_at_the_next_record():
+    pipeline = sdf().hopping_count_window(2, 3).sum().final()
+    assert run(pipeline, [(1, K, 1), (2, K, 2), (3, K, 3), (4, K, 4)]) == [[], [(w(1, 2, 3), K, 1)], [],
+                                                                          [(w(3, 4, 7), K, 3)]]
+
+
 def test_collectors_need_final_and_parameters_are_checked():
     with pytest.raises(InvalidTopology, match="final"):
         sdf().tumbling_window(10).collect().current()
-    with pytest.raises(InvalidTopology, match="final"):
+    with pytest.raises(InvalidOperation, match="not supported by `current` windows"):
         sdf().tumbling_window(10).agg(c=Collect()).current()
-    with pytest.raises(ValueError):
-        sdf().hopping_window(10, 20)
-    with pytest.raises(ValueError):
-        sdf().tumbling_count_window(0)
-    with pytest.raises(ValueError):
-        sdf().hopping_count_window(3, 4)
-    with pytest.raises(TypeError):
-        sdf().tumbling_window("10")
     with pytest.raises(TypeError, match="closing_strategy"):
         sdf().tumbling_window(10).sum().final(closing_strategy="topic")
     with pytest.raises(TypeError, match="key"):

@@ -60,7 +60,7 @@ def test_all_server_sinks_in_one_pipeline_survive_a_failed_batch(
         MongoDBSink(host="127.0.0.1", port=mongo.port, db="e2e", collection="readings"),
         BigQuerySink(project_id=bigquery_emulator.project, location="US", dataset_id="e2e", table_name="readings",
                      credentials=AnonymousCredentials(), client_options=ClientOptions(api_endpoint=bigquery_emulator.url)),
-        KinesisSink(stream_name=stream, aws_endpoint_url=moto.url, **AWS),
+        KinesisSink(stream_name=stream, aws_endpoint_url=moto.url, key_serializer=str, **AWS),  # str keys here
         IcebergSink(table_name="e2e.readings", config=iceberg, data_catalog_spec="pyiceberg"),
         # InfluxDB 3 at its HTTP boundary (a recording server in this process; none installs here)
         InfluxDB3Sink(token="t", host=f"http://127.0.0.1:{recorder.server_address[1]}", organization_id="o",

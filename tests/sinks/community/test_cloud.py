@@ -4,6 +4,9 @@ installable here: tested at their client boundary, labelled as such)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 
 import boto3
@@ -66,6 +69,28 @@ def test_kinesis_missing_stream_and_env_credentials_emulator(moto, monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     with pytest.raises(KinesisStreamNotFoundError, match="'nope' does not exist"):
         KinesisSink(stream_name="nope").start()
+
+
+def test_aws_settings_default_to_the_environment_at_import():
+    code = (
+        "import inspect\n"
+        "from streamspark.sinks.community.kinesis import KinesisSink\n"
+        "from streamspark.sinks.community.file.destinations.s3 import S3Destination\n"
+        "for cls in (KinesisSink, S3Destination):\n"
+        "    print(sorted((n, p.default) for n, p in inspect.signature(cls).parameters.items()"
+        " if n.startswith(('aws', 'region', 'endpoint'))))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_ACCESS_KEY_ID="id", AWS_SECRET_ACCESS_KEY="secret", AWS_DEFAULT_REGION="eu-north-1",
+               AWS_ENDPOINT_URL_KINESIS="http://kinesis", AWS_ENDPOINT_URL_S3="http://s3")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == [
+        "[('aws_access_key_id', 'id'), ('aws_endpoint_url', 'http://kinesis'), ('aws_secret_access_key', 'secret'),"
+        " ('region_name', 'eu-north-1')]",
+        "[('aws_access_key_id', 'id'), ('aws_secret_access_key', 'secret'), ('endpoint_url', 'http://s3'),"
+        " ('region_name', 'eu-north-1')]",
+    ]
 
 
 def bq_sink(emulator, **kw):
@@ -225,3 +250,19 @@ def test_neo4j_chunks_commit_together_or_not_at_all_client_boundary():
     with pytest.raises(RuntimeError, match="constraint violated"):
         sink.flush()
     assert sink._client.log[-1] == ("rollback",) and ("commit",) not in sink._client.log
+
+
+def test_neo4j_connect_callbacks_are_not_driver_options_client_boundary(monkeypatch):
+    import neo4j
+
+    options = {}
+
+    def driver(uri, auth, **kwargs):
+        options.update(kwargs)
+        return FakeDriver()
+
+    monkeypatch.setattr(neo4j.GraphDatabase, "driver", driver)
+    connected = []
+    Neo4jSink(host="localhost", port=7687, username="neo4j", password="pw", cypher_query="RETURN 1",
+              max_connection_pool_size=5, on_client_connect_success=lambda: connected.append(True)).start()
+    assert connected == [True] and options == {"max_connection_pool_size": 5}

@@ -146,6 +146,13 @@ def test_mongodb_down_is_a_clear_error(closed_port):
         MongoDBSink(host="h", db="d", collection="c", update_method="Upsert")
 
 
+
+def test_mongodb_connect_callbacks_are_not_client_options(closed_port):
+    failures = []
+    MongoDBSink(host="127.0.0.1", port=closed_port, db="d", collection="c", authentication_timeout_ms=300,
+                on_client_connect_failure=failures.append).start()
+    assert len(failures) == 1 and isinstance(failures[0], ConnectionError)  # not a MongoClient option error
+
 # -- Elasticsearch / OpenSearch (osmem emulator) -------------------------------------------------
 def search(server, index):
     import urllib.request

@@ -52,6 +52,33 @@ def test_formats():
         FileSink(directory="../etc;rm")
 
 
+def test_formats_and_destinations_import_from_their_modules():
+    from streamspark.sinks.community.file.destinations.azure import AzureFileDestination as Azure
+    from streamspark.sinks.community.file.destinations.base import Destination
+    from streamspark.sinks.community.file.destinations.local import LocalDestination as Local
+    from streamspark.sinks.community.file.destinations.s3 import S3Destination as S3
+    from streamspark.sinks.community.file.formats import resolve_format
+    from streamspark.sinks.community.file.formats.base import Format
+    from streamspark.sinks.community.file.formats.json import JSONFormat as Json
+    from streamspark.sinks.community.file.formats.parquet import ParquetFormat as Parquet
+
+    assert (Json, Parquet, Local, S3, Azure) == (JSONFormat, ParquetFormat, LocalDestination, S3Destination,
+                                                 AzureFileDestination)
+    assert issubclass(Json, Format) and issubclass(S3, Destination)
+    assert isinstance(resolve_format(format="parquet"), Parquet)
+
+
+def test_connect_callbacks_report_the_destination_check():
+    class Unreachable(LocalDestination):
+        def setup(self):
+            raise ConnectionError("destination down")
+
+    failures, successes = [], []
+    FileSink(destination=Unreachable(), on_client_connect_failure=failures.append).start()
+    FileSink(on_client_connect_success=lambda: successes.append("ok")).start()
+    assert [str(exc) for exc in failures] == ["destination down"] and successes == ["ok"]
+
+
 def test_local_files_per_partition_named_by_offset_and_append(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     sink = FileSink(directory="out", format="json")

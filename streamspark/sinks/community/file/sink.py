@@ -9,13 +9,13 @@ Any write error becomes ``SinkBackpressureError(retry_after=5)``: the batch is r
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
 from ...base.batch import SinkBatch
 from ...base.exceptions import SinkBackpressureError
-from ...base.sink import BatchingSink
+from ...base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
 from .destinations import Destination, LocalDestination
-from .formats import Format, resolve_format
+from .formats import Format, FormatName, resolve_format
 
 __all__ = ("FileSink",)
 
@@ -35,15 +35,21 @@ class FileSink(BatchingSink):
     :param directory: the base directory (letters, digits, spaces, ``.``, ``/``, ``_``).
     :param format: ``"json"``, ``"parquet"`` or a :class:`Format`.
     :param destination: a :class:`Destination` (default: ``LocalDestination()``).
+    :param on_client_connect_success: called after the destination's ``setup()`` succeeds.
+    :param on_client_connect_failure: called with the exception when ``setup()`` fails.
     """
 
-    def __init__(self, directory: str = "", format: Union[str, Format] = "json",
-                 destination: Optional[Destination] = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(
+        self,
+        directory: str = "",
+        format: Union[FormatName, Format] = "json",
+        destination: Optional[Destination] = None,
+        on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
+        on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
+    ) -> None:
+        super().__init__(on_client_connect_success, on_client_connect_failure)
         self._format = resolve_format(format)
         self._destination = destination or LocalDestination()
-        if getattr(self._destination, "append", False) and not self._format.supports_append:
-            raise ValueError(f"{type(self._format).__name__} does not support appending")
         self._destination.set_directory(directory)
         self._destination.set_extension(self._format)
 

@@ -1,6 +1,8 @@
-"""Exceptions shared by every layer of streamspark.
+"""The base exception of streamspark and the errors every layer shares.
 
-The names mirror the reference library so migrating code keeps its ``except`` clauses.
+>>> from streamspark.exceptions.base import QuixException, StreamsparkException
+>>> QuixException is StreamsparkException
+True
 """
 
 from __future__ import annotations
@@ -8,7 +10,6 @@ from __future__ import annotations
 __all__ = (
     "StreamsparkException",
     "QuixException",
-    "PartitionAssignmentError",
     "BrokerUnreachableError",
     "ProcessingError",
     "InvalidTopology",
@@ -21,10 +22,6 @@ class StreamsparkException(Exception):
 
 #: Alias kept for code written against the reference library.
 QuixException = StreamsparkException
-
-
-class PartitionAssignmentError(StreamsparkException):
-    """Topic partitions could not be assigned or planned."""
 
 
 class BrokerUnreachableError(StreamsparkException):
@@ -56,3 +53,9 @@ class ProcessingError(StreamsparkException):
         self.partition = partition
         self.offset = offset
         self.stage = stage
+
+
+# Shown (tracebacks, reprs) and pickled under the package path the documentation uses.
+for _cls in (StreamsparkException, BrokerUnreachableError, InvalidTopology, ProcessingError):
+    _cls.__module__ = "streamspark.exceptions"
+del _cls

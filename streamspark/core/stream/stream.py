@@ -1,10 +1,10 @@
 """Stream nodes (the logical plan) and their compilation into one fused function.
 
-A ``Stream`` is a tree of nodes rooted at an input topic. Each node is one step the user
-added (apply, update, filter, transform, an output). Compilation walks the tree once and
-nests closures, so a record runs the whole chain of steps as plain Python calls with no
-per-step dispatch; branches receive a copy of the value so they cannot see each other's
-mutations. The same compiled function serves ``sdf.test()`` and Spark's Python workers.
+A ``Stream`` is a handle on one node of a tree rooted at an input topic. Each node is one step
+the user added (apply, update, filter, transform, a window, an output). Compilation walks the
+tree once and nests closures, so a record runs the whole chain of steps as plain Python calls
+with no per-step dispatch; branches receive a copy of the value so they cannot see each
+other's mutations. The same compiled function serves ``sdf.test()`` and Spark's Python workers.
 
 >>> root = Stream()
 >>> leaf = root.add_apply(lambda v: v + 1).add_filter(lambda v: v > 1)
@@ -23,13 +23,18 @@ import pickle
 import time
 from typing import Any, Callable, Iterable, Optional, Protocol
 
-from ..context import _current_message_context
-from ..exceptions import InvalidTopology
+from ...context import _current_message_context
+from .exceptions import InvalidOperation, InvalidTopology
 
-__all__ = ("Stream", "StreamNode", "compose", "describe", "Emitter", "StateProvider", "PushFn")
+__all__ = (
+    "Stream", "StreamNode", "compose", "describe", "Emitter", "StateProvider", "PushFn", "ReturningFn",
+    "BatchedWindow",
+)
 
 #: push(value, key, timestamp_ms, headers) -> None
 PushFn = Callable[[Any, Any, int, Any], None]
+#: f(value, key, timestamp_ms, headers) -> (value, key, timestamp_ms, headers)
+ReturningFn = Callable[[Any, Any, int, Any], tuple[Any, Any, int, Any]]
 
 _ids = itertools.count()
 
@@ -66,11 +71,20 @@ def _copy_value(value: Any) -> Any:
         return copy.deepcopy(value)
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
 class StreamNode:
     """One step of the plan. ``kind`` is one of: root, apply, update, filter, transform, window,
-    group_by, to_topic, sink."""
+    group_by, to_topic, sink.
 
-    __slots__ = ("id", "kind", "func", "expand", "metadata", "parent", "children", "options", "__weakref__")
+    A filter or update node with the ``returning`` option runs a detached chain of apply steps
+    (see :meth:`Stream.diff`) and filters on, or passes to ``func(value, result)``, its result.
+    """
+
+    __slots__ = ("id", "kind", "func", "expand", "metadata", "parent", "children", "options", "pruned",
+                 "__weakref__")
 
     def __init__(
         self,
@@ -89,6 +103,8 @@ class StreamNode:
         self.parent = parent
         self.children: list[StreamNode] = []
         self.options = options
+        #: cut off its tree by :meth:`Stream.diff` (it cannot be used that way twice)
+        self.pruned = False
         if parent is not None:
             parent.children.append(self)
 
@@ -96,60 +112,132 @@ class StreamNode:
         return f"<StreamNode {self.kind}#{self.id}>"
 
 
+#: the message of a stream step that a returning composition does not allow, by kind
+_NOT_RETURNING = {
+    "filter": "Filter functions are not allowed",
+    "update": "Update functions are not allowed",
+    "to_topic": "Update functions are not allowed",
+    "sink": "Update functions are not allowed",
+    "transform": "Transform functions are not allowed",
+    "group_by": "Transform functions are not allowed",
+    "window": "Transform functions are not allowed",
+}
+
+
+def _check_allowed(node: StreamNode, filters: bool = True, expands: bool = True, updates: bool = True,
+                   transforms: bool = True) -> None:
+    """Raise ``ValueError`` for a step a composition does not allow (as the reference's compose does)."""
+    message = _NOT_RETURNING.get(node.kind)
+    if message is not None:
+        allowed = {"Filter": filters, "Update": updates, "Transform": transforms}[message.split()[0]]
+        if not allowed:
+            raise ValueError(message)
+    if node.expand and not expands:
+        raise ValueError("Expand functions are not allowed")
+
+
 class Stream:
     """A handle on one node of the plan; adding a step returns a handle on the new node.
 
-    Adding two steps to the same handle creates two branches.
+    Adding two steps to the same handle creates two branches. ``Stream()`` starts a new tree;
+    ``Stream(func, parents=[s])`` adds an apply step ``func`` (identity by default) below ``s``.
+    Two handles on the same node are equal.
+
+    >>> root = Stream()
+    >>> double = root.add_apply(lambda v: v * 2)
+    >>> double.compose_returning()(4, b"k", 0, None)
+    (8, b'k', 0, None)
     """
 
     __slots__ = ("node",)
+    node: StreamNode
 
-    def __init__(self, node: Optional[StreamNode] = None) -> None:
-        self.node = node if node is not None else StreamNode("root")
+    def __init__(self, func: Optional[Callable[..., Any]] = None, parents: Optional[list["Stream"]] = None) -> None:
+        if parents:
+            if len(parents) > 1:
+                raise InvalidOperation("A stream with several parents (merged streams) is not supported")
+            self.node = StreamNode("apply", func if func is not None else _identity, parent=parents[0].node)
+        elif func is None:
+            self.node = StreamNode("root")
+        else:
+            self.node = StreamNode("apply", func)
 
-    def _add(self, kind: str, func: Optional[Callable[..., Any]] = None, **kwargs: Any) -> "Stream":
-        return Stream(StreamNode(kind, func, parent=self.node, **kwargs))
+    @classmethod
+    def of(cls, node: StreamNode) -> "Stream":
+        """A handle on an existing node."""
+        handle = cls.__new__(cls)
+        handle.node = node
+        return handle
 
-    def add_apply(
-        self, func: Callable[..., Any], expand: bool = False, metadata: bool = False, stateful_in: Optional[str] = None
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Stream) and other.node is self.node
+
+    def __hash__(self) -> int:
+        return id(self.node)
+
+    def __repr__(self) -> str:
+        return f"<Stream {self.node.kind}#{self.node.id} (children={len(self.node.children)})>"
+
+    # --- building ----------------------------------------------------------------------
+    def add_step(
+        self, kind: str, func: Optional[Callable[..., Any]] = None, *, expand: bool = False, metadata: bool = False,
+        **options: Any,
     ) -> "Stream":
-        """The return value of ``func`` becomes the value (each item of it with ``expand``).
+        """Add a step of any ``kind`` below this node.
 
-        ``stateful_in=stream_id`` passes the message key's ``State`` as the last argument.
+        ``stream_id=<id>`` makes an apply/update/filter step stateful: its function also
+        receives the message key's ``State`` as the last argument.
         """
-        return self._add("apply", func, expand=expand, metadata=metadata, stream_id=stateful_in)
+        return Stream.of(StreamNode(kind, func, parent=self.node, expand=expand, metadata=metadata, **options))
 
-    def add_update(self, func: Callable[..., Any], metadata: bool = False, stateful_in: Optional[str] = None) -> "Stream":
+    def add_apply(self, func: Callable[..., Any], *, expand: bool = False, metadata: bool = False) -> "Stream":
+        """The return value of ``func`` becomes the value (each item of it with ``expand``)."""
+        return self.add_step("apply", func, expand=expand, metadata=metadata)
+
+    def add_update(self, func: Callable[..., Any], *, metadata: bool = False) -> "Stream":
         """``func`` runs for its side effect; the value passes on unchanged (same object)."""
-        return self._add("update", func, metadata=metadata, stream_id=stateful_in)
+        return self.add_step("update", func, metadata=metadata)
 
-    def add_filter(self, func: Callable[..., Any], metadata: bool = False, stateful_in: Optional[str] = None) -> "Stream":
+    def add_filter(self, func: Callable[..., Any], *, metadata: bool = False) -> "Stream":
         """The record passes on only when ``func`` returns a truthy value."""
-        return self._add("filter", func, metadata=metadata, stream_id=stateful_in)
+        return self.add_step("filter", func, metadata=metadata)
 
-    def add_transform(self, func: Callable[..., Any], expand: bool = False) -> "Stream":
+    def add_transform(self, func: Callable[..., Any], *, expand: bool = False) -> "Stream":
         """``func(value, key, ts, headers) -> (value, key, ts, headers)`` (an iterable of them with expand)."""
-        return self._add("transform", func, expand=expand)
+        return self.add_step("transform", func, expand=expand)
 
     def add_window(self, processor: Any, emit: str, stream_id: str) -> "Stream":
         """A window step: ``processor.process(value, key, ts, store, want_updates)`` gives
         (updated, expired) ``(key, result)`` lists; ``emit`` picks ``"current"`` or ``"final"``.
         Each result becomes a record with the window start as its timestamp."""
-        return self._add("window", None, window=processor, emit=emit, stream_id=stream_id)
+        return self.add_step("window", None, window=processor, emit=emit, stream_id=stream_id)
 
     def add_to_topic(self, topic: Any, key: Optional[Callable[[Any], Any]] = None) -> "Stream":
-        return self._add("to_topic", key, topic=topic)
+        return self.add_step("to_topic", key, topic=topic)
 
     def add_sink(self, sink: Any) -> "Stream":
-        return self._add("sink", None, sink=sink)
+        return self.add_step("sink", None, sink=sink)
 
     def add_group_by(self, key_func: Callable[[Any], Any], name: str, stream_id: str) -> "Stream":
         """Re-key records with ``key_func(value)``; downstream state is scoped by the new key.
 
         On Spark this is where records are shuffled by their new key.
         """
-        return self._add("group_by", key_func, group_name=name, group_stream_id=stream_id)
+        return self.add_step("group_by", key_func, group_name=name, group_stream_id=stream_id)
 
+    def add_returning(self, kind: str, returning: "Stream", func: Optional[Callable[[Any, Any], Any]] = None) -> "Stream":
+        """A filter (``kind="filter"``) on the result of the detached chain ``returning`` (from
+        :meth:`diff`), or an update calling ``func(value, result)`` (``kind="update"``)."""
+        if kind not in ("filter", "update"):
+            raise ValueError(f"A returning step is a filter or an update, not {kind!r}")
+        chain = _chain(returning.node)
+        for node in chain:
+            _check_allowed(node, filters=False, expands=False, updates=False, transforms=False)
+        # the engine sees the step as stateful when a step of the chain is
+        stream_id = next((n.options["stream_id"] for n in chain if n.options.get("stream_id")), None)
+        return self.add_step(kind, func, metadata=True, returning=returning.node, stream_id=stream_id)
+
+    # --- the tree ----------------------------------------------------------------------
     def root(self) -> StreamNode:
         node = self.node
         while node.parent is not None:
@@ -164,12 +252,171 @@ class Stream:
             yield node
             stack.extend(reversed(node.children))
 
+    def root_path(self) -> list["Stream"]:
+        """This node and its parents up to the root (in that order)."""
+        path = []
+        node: Optional[StreamNode] = self.node
+        while node is not None:
+            path.append(Stream.of(node))
+            node = node.parent
+        return path
+
+    def full_tree(self) -> list["Stream"]:
+        """Every node of this tree, each after its parent (depth first from the root)."""
+        return [Stream.of(node) for node in self.nodes()]
+
+    def diff(self, other: "Stream") -> "Stream":
+        """Detach the steps ``other`` adds below this node and return them as a new chain.
+
+        Used by ``sdf[sdf.apply(f)]`` and ``sdf["x"] = sdf.apply(f)``: the steps of the other
+        dataframe stop being a branch of the tree and run inside the filter or column setter
+        instead. The returned handle is on the last step of a copy of the chain (its first step
+        has no parent); ``other`` keeps pointing at the detached original.
+
+        :raises InvalidOperation: when ``other`` is this same node, when it does not branch off
+            this node (another dataframe, or a sibling branch), when a step between them has
+            other branches, or when the chain was already used this way.
+
+        >>> root = Stream()
+        >>> chain = root.diff(root.add_apply(lambda v: v + 1))
+        >>> root.node.children, chain.compose_returning()(1, None, 0, None)
+        ([], (2, None, 0, None))
+        """
+        path: list[StreamNode] = []
+        found = False
+        node: Optional[StreamNode] = other.node
+        while node is not None:
+            if node is self.node:
+                found = True
+                break
+            if len(node.children) > 1:
+                raise InvalidOperation("Cannot assign or filter using a branched SDF")
+            path.append(node)
+            node = node.parent
+        if not path:
+            raise InvalidOperation("Cannot assign or filter using the same SDF")
+        head = path[-1]
+        if head.pruned:
+            raise InvalidOperation("Cannot use a filtering or column-setter SDF more than once")
+        if not found:
+            raise InvalidOperation(
+                "filtering or column-setter SDF must originate from target SDF; "
+                "ex: `sdf[sdf.apply()]`, NOT `sdf[other_sdf.apply()]` "
+                "OR `sdf['x'] = sdf.apply()`, NOT `sdf['x'] = other_sdf.apply()`"
+            )
+        head.pruned = True
+        self.node.children.remove(head)
+        head.parent = None
+        # a copy, so that steps added to ``other`` later do not change what the chain does
+        last: Optional[StreamNode] = None
+        for step in reversed(path):
+            last = StreamNode(step.kind, step.func, parent=last, expand=step.expand, metadata=step.metadata,
+                              **step.options)
+        assert last is not None
+        return Stream.of(last)
+
+    # --- composing ---------------------------------------------------------------------
+    def compose(
+        self,
+        allow_filters: bool = True,
+        allow_expands: bool = True,
+        allow_updates: bool = True,
+        allow_transforms: bool = True,
+        sink: Optional[PushFn] = None,
+    ) -> dict["Stream", PushFn]:
+        """``{root: push(value, key, timestamp, headers)}`` for the tree of this node.
+
+        ``sink`` receives every record that reaches the end of a branch. A step the ``allow_*``
+        flags exclude raises ``ValueError``; outputs and stateful steps need :func:`compose`
+        (the module function) with an emitter and a state provider.
+        """
+        for node in self.nodes():
+            _check_allowed(node, allow_filters, allow_expands, allow_updates, allow_transforms)
+        root = self.root()
+        return {Stream.of(root): compose(root, collect=sink)}
+
+    def compose_single(
+        self,
+        allow_filters: bool = True,
+        allow_expands: bool = True,
+        allow_updates: bool = True,
+        allow_transforms: bool = True,
+        sink: Optional[PushFn] = None,
+    ) -> PushFn:
+        """The ``push`` of :meth:`compose` for the (single) root of this tree."""
+        composed = self.compose(allow_filters, allow_expands, allow_updates, allow_transforms, sink)
+        if len(composed) != 1:
+            raise InvalidTopology(f"Expected a single root Stream, got {len(composed)}")
+        return next(iter(composed.values()))
+
+    def compose_returning(self) -> ReturningFn:
+        """``f(value, key, timestamp, headers) -> (value, key, timestamp, headers)`` running the
+        steps from the root to this node, which must all be apply steps without ``expand``
+        (``ValueError`` otherwise)."""
+        chain = _chain(self.node)
+        for node in chain:
+            _check_allowed(node, filters=False, expands=False, updates=False, transforms=False)
+        run = _returning(chain, None)
+
+        def returning(value: Any, key: Any, timestamp: int, headers: Any) -> tuple[Any, Any, int, Any]:
+            return run(value, key, timestamp, headers), key, timestamp, headers
+
+        return returning
+
+
+def _chain(last: StreamNode) -> list[StreamNode]:
+    """The steps from the top of ``last``'s tree down to ``last`` (a root node left out)."""
+    chain = []
+    node: Optional[StreamNode] = last
+    while node is not None:
+        if node.kind != "root":
+            chain.append(node)
+        node = node.parent
+    chain.reverse()
+    return chain
+
+
+def _returning(chain: list[StreamNode], states: Optional[StateProvider]) -> Callable[[Any, Any, int, Any], Any]:
+    """``f(value, key, ts, headers) -> value`` running the apply steps of ``chain`` in order."""
+    fns: list[Callable[[Any, Any, int, Any], Any]] = []
+    for node in chain:
+        if node.options.get("stream_id"):
+            fns.append(_stateful(node, states))
+        elif node.metadata:
+            assert node.func is not None
+            fns.append(node.func)
+        else:
+            fns.append(_with_metadata(node.func))
+    if not fns:
+        return lambda v, k, t, h: v
+    if len(fns) == 1:
+        return fns[0]
+
+    def run(v: Any, k: Any, t: int, h: Any) -> Any:
+        for f in fns:
+            v = f(v, k, t, h)
+        return v
+
+    return run
+
+
+def _with_metadata(func: Optional[Callable[[Any], Any]]) -> Callable[[Any, Any, int, Any], Any]:
+    assert func is not None
+
+    def call(v: Any, k: Any, t: int, h: Any) -> Any:
+        return func(v)
+
+    return call
+
 
 def describe(node: StreamNode) -> str:
     """A readable name of a step for error messages, e.g. ``apply(count) in stream "clicks"``."""
-    name = getattr(node.func, "__name__", type(node.func).__name__)
     if node.kind == "window":
         name = node.options["window"].name
+    elif node.options.get("returning") is not None:
+        name = ", ".join(getattr(n.func, "__name__", "?") for n in _chain(node.options["returning"]))
+    else:
+        name = getattr(node.func, "__name__", type(node.func).__name__)
     where = f' in stream "{node.options["stream_id"]}"' if node.options.get("stream_id") else ""
     return f"{node.kind}({name}){where} [step #{node.id}]"
 
@@ -194,6 +441,20 @@ def _stateful(node: StreamNode, states: Optional[StateProvider]) -> Callable[...
     return with_state
 
 
+def _compile_returning(node: StreamNode, states: Optional[StateProvider]) -> Callable[..., Any]:
+    """The metadata-signature function of a filter/update node with the ``returning`` option."""
+    run = _returning(_chain(node.options["returning"]), states)
+    if node.kind == "filter":
+        return run
+    consume = node.func
+    assert consume is not None
+
+    def update(v: Any, k: Any, t: int, h: Any) -> Any:
+        return consume(v, run(v, k, t, h))
+
+    return update
+
+
 def _compile_node(
     node: StreamNode,
     downstream: PushFn,
@@ -208,7 +469,10 @@ def _compile_node(
     metadata = node.metadata
     if kind == "window":
         return _compile_window(node, nxt, states, batched)
-    if node.options.get("stream_id"):
+    if node.options.get("returning") is not None:
+        func = _compile_returning(node, states)
+        metadata = True
+    elif node.options.get("stream_id"):
         func = _stateful(node, states)
         metadata = True
     if kind == "root":

@@ -1,16 +1,22 @@
-"""The ``State`` object handed to stateful steps: a key-value view scoped to one message key."""
+"""The ``State`` object handed to stateful steps: a key-value view scoped to one message key.
+
+>>> from streamspark.state.base.state import State
+"""
 
 from __future__ import annotations
 
 import time
 from datetime import timedelta
-from typing import Any, Optional
+from typing import Any, Generic, Optional, TypeVar
 
 import orjson
 
-from .exceptions import StateSerializationError
+from ..exceptions import StateSerializationError
 
 __all__ = ("State",)
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 _JSON = 0
 _BYTES = 1
@@ -21,7 +27,7 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class State:
+class State(Generic[K, V]):
     """Key-value state of the current message key (and stream), persisted by Spark.
 
     Values are stored as JSON: what you ``get`` is a fresh copy of what you ``set``.
@@ -62,7 +68,7 @@ class State:
             return default
         return _loads(data) if kind == _JSON else data
 
-    def set(self, key: Any, value: Any, ttl: Optional[timedelta] = None) -> None:
+    def set(self, key: Any, value: Any, *, ttl: Optional[timedelta] = None) -> None:
         """Store ``value`` (JSON-serialisable) under ``key``; ``ttl`` makes it expire.
 
         :raises StateSerializationError: the value is not JSON-serialisable.
@@ -81,7 +87,7 @@ class State:
         entry = self._entry(key)
         return default if entry is None else entry[1]
 
-    def set_bytes(self, key: Any, value: bytes, ttl: Optional[timedelta] = None) -> None:
+    def set_bytes(self, key: Any, value: bytes, *, ttl: Optional[timedelta] = None) -> None:
         """Store raw bytes under ``key``."""
         if not isinstance(value, (bytes, bytearray)):
             raise StateSerializationError(f"set_bytes() in {self._step} expects bytes, got {type(value).__name__}")

@@ -1,0 +1,16 @@
+"""Partition assignment errors.
+
+>>> from streamspark.exceptions.assignment import PartitionAssignmentError
+>>> issubclass(PartitionAssignmentError, QuixException)
+True
+"""
+
+from __future__ import annotations
+
+from .base import QuixException
+
+__all__ = ("PartitionAssignmentError",)
+
+
+class PartitionAssignmentError(QuixException):
+    """Topic partitions could not be assigned or planned."""

@@ -1,0 +1,57 @@
+"""BaseConsumer and Consumer against the embedded broker (and their docstring examples)."""
+
+from __future__ import annotations
+
+import doctest
+import time
+import uuid
+
+import pytest
+from confluent_kafka import TopicPartition
+
+import streamspark.kafka.consumer
+from streamspark.kafka import BaseConsumer, Consumer
+
+
+def test_docstring_examples():
+    result = doctest.testmod(streamspark.kafka.consumer)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def _consume(consumer, count):
+    out, deadline = [], time.monotonic() + 30
+    while len(out) < count and time.monotonic() < deadline:
+        out += [m for m in consumer.consume(num_messages=count - len(out), timeout=1) if m.error() is None]
+    return out
+
+
+def test_base_consumer_reads_stores_commits_and_closes(kafka):
+    topic = kafka.new_topic()
+    kafka.produce(topic, [{"value": b"a"}, {"value": b"b"}, {"value": b"c"}])
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    # the arguments win over extra_config: the bogus address there is not used
+    consumer = BaseConsumer(kafka.address, group, "earliest", auto_commit_enable=False,
+                            extra_config={"bootstrap.servers": "127.0.0.1:1"})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    messages = _consume(consumer, 3)
+    assert [m.value() for m in messages] == [b"a", b"b", b"c"]
+    assert consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10) == (0, 3)
+    assert consumer.position([TopicPartition(topic, 0)])[0].offset == 3
+    consumer.store_offsets(message=messages[1])
+    consumer.commit(asynchronous=False)
+    assert kafka.committed(group, topic) == {0: 2}  # the next offset to read
+    consumer.commit(offsets=[TopicPartition(topic, 0, 3)], asynchronous=False)
+    assert consumer.committed([TopicPartition(topic, 0)], timeout=10)[0].offset == 3
+    consumer.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        consumer.poll(0)
+
+
+def test_consumer_subscribes_with_rebalance_callbacks(kafka):
+    topic = kafka.new_topic(partitions=2)
+    kafka.produce(topic, [{"value": b"x", "partition": 1}])
+    assigned = []
+    with Consumer(kafka.address, f"g-{uuid.uuid4().hex[:8]}", "earliest") as consumer:
+        consumer.subscribe([topic], on_assign=lambda _, partitions: assigned.extend(p.partition for p in partitions))
+        assert [m.value() for m in _consume(consumer, 1)] == [b"x"]
+    assert sorted(assigned) == [0, 1]
