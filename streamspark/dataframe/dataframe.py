@@ -90,11 +90,16 @@ class StreamingDataFrame:
         stream: Optional[Stream] = None,
         registry: Any = None,
         stream_id: Optional[str] = None,
+        sources: Optional[dict[str, StreamNode]] = None,
     ) -> None:
         self._topic = topic
         self._stream = stream if stream is not None else Stream()
         self._registry = registry
         self._stream_id = stream_id or (topic.name if topic is not None else "stream")
+        #: the root of each input topic's tree feeding this dataframe (several after ``concat``)
+        self._sources = sources if sources is not None else {
+            topic.name if topic is not None else "test": self._stream.root()
+        }
 
     # --- identity --------------------------------------------------------------------
     @property
@@ -114,7 +119,8 @@ class StreamingDataFrame:
         return f"<StreamingDataFrame stream_id={self._stream_id!r} node={self._stream.node!r}>"
 
     def _derive(self, stream: Stream) -> "StreamingDataFrame":
-        return StreamingDataFrame(self._topic, stream=stream, registry=self._registry, stream_id=self._stream_id)
+        return StreamingDataFrame(self._topic, stream=stream, registry=self._registry, stream_id=self._stream_id,
+                                  sources=self._sources)
 
     def _in_place(self, stream: Stream) -> "StreamingDataFrame":
         self._stream = stream
@@ -441,6 +447,46 @@ class StreamingDataFrame:
             stream=self._stream.add_group_by(key_func, op, stream_id),
             registry=self._registry,
             stream_id=stream_id,
+            sources=self._sources,
+        )
+
+    # --- combining -------------------------------------------------------------------
+    def concat(self, other: "StreamingDataFrame") -> "StreamingDataFrame":
+        """A new dataframe fed with the records of this one and of ``other``.
+
+        ``other`` is a branch of the same topic or a dataframe of another topic. Each record
+        arrives once per merged dataframe it passes through (a record of two merged branches
+        comes out twice), in the order the records arrive. The new dataframe's ``stream_id``
+        joins both ids (sorted, ``"--"`` between them), so its stateful steps and windows use
+        new stores, unrelated to those of either dataframe.
+
+        >>> from streamspark.models import Topic
+        >>> sdf = StreamingDataFrame(Topic("t"))
+        >>> small, big = sdf[sdf["n"] < 10], sdf[sdf["n"] >= 10].apply(lambda v: {"n": v["n"] // 10})
+        >>> small.concat(big).apply(lambda v: v["n"]).test({"n": 30})
+        [(3, b'key', 0, None)]
+
+        :raises InvalidOperation: when ``other`` is this dataframe, when one of them is upstream
+            of the other, or when they belong to different applications.
+        """
+        if not isinstance(other, StreamingDataFrame):
+            raise TypeError(f"concat() expects a StreamingDataFrame, got {type(other).__name__}")
+        if self._registry is not None and other._registry is not None and self._registry is not other._registry:
+            raise InvalidOperation("Cannot concatenate dataframes of different applications")
+        merged = self._stream.merge(other._stream)
+        sources = {**self._sources, **other._sources}
+        # one in-process state for the trees now connected (sdf.test)
+        states = next((_test_states[r] for r in sources.values() if r in _test_states), None)
+        if states is None:
+            states = KeyedStateStore()
+        for root in sources.values():
+            _test_states[root] = states
+        return StreamingDataFrame(
+            self._topic,
+            stream=merged,
+            registry=self._registry if self._registry is not None else other._registry,
+            stream_id="--".join(sorted({self._stream_id, other._stream_id})),
+            sources=sources,
         )
 
     # --- joins -----------------------------------------------------------------------
@@ -459,20 +505,14 @@ class StreamingDataFrame:
         with the pipeline); an error of the lookup is a processing error of the record.
         Lookups provided: :class:`~streamspark.dataframe.joins.lookups.SQLiteLookup`.
 
-        >>> import dataclasses
-        >>> from streamspark.dataframe.joins.lookups import BaseField, BaseLookup
-        >>> from streamspark.models import Topic
-        >>> @dataclasses.dataclass(frozen=True)
-        ... class Column(BaseField):
-        ...     name: str
-        >>> class DictLookup(BaseLookup[Column]):
-        ...     def join(self, fields, on, value, key, timestamp, headers):
-        ...         for name, field in fields.items():
-        ...             value[name] = {"d1": {"model": "m1"}}.get(on, {}).get(field.name)
-        >>> sdf = StreamingDataFrame(Topic("readings"))
-        >>> sdf = sdf.join_lookup(DictLookup(), {"model": Column("model")}, on="device")
-        >>> sdf.test({"device": "d1", "temp": 20})
-        [({'device': 'd1', 'temp': 20, 'model': 'm1'}, b'key', 0, None)]
+        Example (a custom lookup: see :mod:`streamspark.dataframe.joins.lookups.base`)::
+
+            from streamspark.dataframe.joins.lookups import SQLiteLookup, SQLiteLookupField
+
+            lookup = SQLiteLookup(path="devices.db")
+            fields = {"device": SQLiteLookupField(table="devices", columns=["model"], on="id")}
+            sdf = sdf.join_lookup(lookup, fields, on="device_id")
+            # {"device_id": "d1"} -> {"device_id": "d1", "device": {"model": "m1"}}
 
         :param lookup: the lookup (a :class:`~streamspark.dataframe.joins.lookups.BaseLookup`).
         :param fields: field names to set in the value, each with what to fetch (a ``BaseField``).
@@ -590,11 +630,12 @@ class StreamingDataFrame:
 
     # --- testing ---------------------------------------------------------------------
     def compose(self, sink: Optional[Callable[[Any, Any, int, Headers], None]] = None) -> dict[str, Callable[..., None]]:
-        """Compile the whole tree of this dataframe's topic into ``{topic_name: push(value, key, ts, headers)}``."""
-        name = self._topic.name if self._topic is not None else "test"
-        root = self._stream.root()
-        states = _test_states.setdefault(root, KeyedStateStore())
-        return {name: compose(root, collect=sink, emitter=_TestEmitter(), states=states)}
+        """Compile the whole tree of each of this dataframe's topics into ``{topic_name: push(value, key, ts, headers)}``."""
+        emitter = _TestEmitter()
+        return {
+            name: compose(root, collect=sink, emitter=emitter, states=_test_states.setdefault(root, KeyedStateStore()))
+            for name, root in self._sources.items()
+        }
 
     def test(
         self,
@@ -610,14 +651,24 @@ class StreamingDataFrame:
         Returns ``[(value, key, timestamp, headers), ...]`` for every record that reaches the
         end of a branch. ``to_topic`` outputs are serialized (so unserializable keys/values
         fail here as they would on Spark) but not sent.
+
+        A dataframe fed by several topics (``concat``) needs ``topic``: the record enters
+        that topic's tree.
         """
+        root = self._sources.get(topic.name) if topic is not None else None
+        if root is None:
+            if len(self._sources) > 1:
+                raise ValueError(
+                    "Topic must be provided when testing a StreamingDataFrame with multiple topics: one of "
+                    + ", ".join(repr(name) for name in self._sources)
+                )
+            root = next(iter(self._sources.values()))
         if ctx is None:
             source = topic or self._topic
             ctx = MessageContext(key=key, topic=source.name if source is not None else "test",
                                  partition=0, offset=0, size=0, timestamp=timestamp, headers=headers)
         result: list[Any] = []
         emitter = _TestEmitter()
-        root = self._stream.root()
         states = _test_states.get(root)
         if states is None:
             states = _test_states[root] = KeyedStateStore()

@@ -77,7 +77,12 @@ def _identity(value: Any) -> Any:
 
 class StreamNode:
     """One step of the plan. ``kind`` is one of: root, apply, update, filter, transform, window,
-    group_by, to_topic, sink.
+    group_by, to_topic, sink, merge, merge_into.
+
+    Each node has one parent, so every input topic has its own tree. A merge (``concat``) is a
+    ``merge`` node below one of the merged streams, passing records on, and a ``merge_into``
+    leaf below the other, whose ``target`` option is that merge node: records reaching it
+    continue below the merge node (also across trees, for streams of different topics).
 
     A filter or update node with the ``returning`` option runs a detached chain of apply steps
     (see :meth:`Stream.diff`) and filters on, or passes to ``func(value, result)``, its result.
@@ -237,7 +242,43 @@ class Stream:
         stream_id = next((n.options["stream_id"] for n in chain if n.options.get("stream_id")), None)
         return self.add_step(kind, func, metadata=True, returning=returning.node, stream_id=stream_id)
 
+    def merge(self, other: "Stream") -> "Stream":
+        """A stream fed with the records of both this stream and ``other`` (``sdf.concat``).
+
+        :raises InvalidOperation: when ``other`` is this stream, or when one of them is
+            upstream of the other.
+
+        >>> root = Stream()
+        >>> left, right = root.add_apply(lambda v: v + 1), root.add_apply(lambda v: v * 10)
+        >>> out = []
+        >>> merged = left.merge(right).add_apply(lambda v: -v)
+        >>> compose(root, collect=lambda v, k, t, h: out.append(v))(1, None, 0, None)
+        >>> out
+        [-2, -10]
+        """
+        if other == self:
+            raise InvalidOperation("Cannot merge a SDF with itself")
+        if other.node in _upstream(self.node) or self.node in _upstream(other.node):
+            raise InvalidOperation("The target SDF is already present in the topology")
+        merged = self.add_step("merge", _identity, merged_from=[other.node])
+        other.add_step("merge_into", None, target=merged.node)
+        return merged
+
     # --- the tree ----------------------------------------------------------------------
+    def roots(self) -> list[StreamNode]:
+        """The root of this node's tree and of every tree merged into it (see :meth:`merge`)."""
+        found: list[StreamNode] = []
+        pending = [self.root()]
+        while pending:
+            root = pending.pop()
+            if any(root is r for r in found):
+                continue
+            found.append(root)
+            for node in Stream.of(root).nodes():
+                if node.kind == "merge":
+                    pending.extend(Stream.of(n).root() for n in node.options["merged_from"])
+        return found
+
     def root(self) -> StreamNode:
         node = self.node
         while node.parent is not None:
@@ -330,10 +371,11 @@ class Stream:
         flags exclude raises ``ValueError``; outputs and stateful steps need :func:`compose`
         (the module function) with an emitter and a state provider.
         """
-        for node in self.nodes():
-            _check_allowed(node, allow_filters, allow_expands, allow_updates, allow_transforms)
-        root = self.root()
-        return {Stream.of(root): compose(root, collect=sink)}
+        roots = self.roots()
+        for root in roots:
+            for node in Stream.of(root).nodes():
+                _check_allowed(node, allow_filters, allow_expands, allow_updates, allow_transforms)
+        return {Stream.of(root): compose(root, collect=sink) for root in roots}
 
     def compose_single(
         self,
@@ -374,6 +416,20 @@ def _chain(last: StreamNode) -> list[StreamNode]:
         node = node.parent
     chain.reverse()
     return chain
+
+
+def _upstream(node: StreamNode) -> list[StreamNode]:
+    """``node`` and every node whose records reach it (through merges too)."""
+    found: list[StreamNode] = []
+    pending = [node]
+    while pending:
+        current: Optional[StreamNode] = pending.pop()
+        while current is not None and not any(current is n for n in found):
+            found.append(current)
+            if current.kind == "merge":
+                pending.extend(current.options["merged_from"])
+            current = current.parent
+    return found
 
 
 def _returning(chain: list[StreamNode], states: Optional[StateProvider]) -> Callable[[Any, Any, int, Any], Any]:
@@ -475,7 +531,7 @@ def _compile_node(
     elif node.options.get("stream_id"):
         func = _stateful(node, states)
         metadata = True
-    if kind == "root":
+    if kind in ("root", "merge"):
         return nxt
     if kind == "apply":
         if node.expand:
@@ -758,7 +814,17 @@ def compose(
             return build(n.children[0], alone)
         return _fan_out([build(c, False) for c in n.children])
 
+    # a merge node is compiled once and fed by each of its merged streams
+    merges: dict[int, PushFn] = {}
+
     def build(n: StreamNode, alone: bool) -> PushFn:
+        if n.kind == "merge_into":
+            n = n.options["target"]
+        if n.kind == "merge":
+            push = merges.get(n.id)
+            if push is None:
+                push = merges[n.id] = children(n, False)
+            return push
         if split_groups and n.kind == "group_by":  # what follows runs after the shuffle
             return _compile_node(n, leaf, emitter, states, split_groups)
         return _compile_node(n, children(n, alone), emitter, states, split_groups, batched if alone else None)

@@ -1,0 +1,26 @@
+"""Types shared by the lookups.
+
+>>> CacheInfo(hits=1, misses=2, size=2, maxsize=1000)["misses"]
+2
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+__all__ = ("CacheInfo",)
+
+
+class CacheInfo(TypedDict):
+    """Statistics of a lookup's LRU cache.
+
+    :param hits: lookups answered from the cache.
+    :param misses: lookups that had to query the store.
+    :param size: entries held now.
+    :param maxsize: most entries held at once.
+    """
+
+    hits: int
+    misses: int
+    size: int
+    maxsize: int

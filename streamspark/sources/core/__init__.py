@@ -1,0 +1,1 @@
+"""Sources maintained with streamspark itself (``CSVSource``)."""

@@ -1,0 +1,122 @@
+"""StatefulSource: its state survives a kill -9 of its process; exactly-once produces each record once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections import Counter
+from typing import Optional
+
+import pytest
+
+from streamspark.models.topics import Topic
+from streamspark.sources import SourceException, StatefulSource
+from streamspark.sources.base.store import SourceStorePartition, changelog_topic_name
+from streamspark.state import StateError
+
+TOTAL = 200
+EVERY = 10
+
+
+class Sequence(StatefulSource):
+    """Produces 0..total-1, keeping the next number in its state and flushing every ``every``.
+
+    With ``crash_at``, the process kills itself with SIGKILL once it produced that number
+    (after delivering, not committing, what it produced since its last flush)."""
+
+    def __init__(self, name: str, total: int = TOTAL, every: int = EVERY, crash_at: Optional[int] = None,
+                 pause: float = 0.0) -> None:
+        super().__init__(name)
+        self.total, self.every, self.crash_at, self.pause = total, every, crash_at, pause
+
+    def run(self) -> None:
+        while self.running:
+            n = self.state.get("next", 0)
+            if n >= self.total:
+                return
+            self.produce(key=str(n), value=json.dumps({"n": n}).encode())
+            self.state.set("next", n + 1)
+            if n == self.crash_at:
+                self.producer.flush()
+                os.kill(os.getpid(), signal.SIGKILL)
+            if (n + 1) % self.every == 0:
+                self.flush()
+            if self.pause:
+                time.sleep(self.pause)
+
+
+def numbers(msgs) -> list[int]:
+    return [json.loads(m.value())["n"] for m in msgs]
+
+
+def crash_then_restart(sources, topic: str, guarantee: str, crash_at: int) -> None:
+    first = sources.start(Sequence("seq", crash_at=crash_at), Topic(topic), processing_guarantee=guarantee)
+    with pytest.raises(SourceException, match="killed by SIGKILL"):
+        sources.wait(first)
+    sources.wait(sources.start(Sequence("seq"), Topic(topic), processing_guarantee=guarantee))
+
+
+def test_exactly_once_a_killed_stateful_source_resumes_and_produces_each_record_once(sources, kafka):
+    topic = kafka.new_topic()
+    crash_at = 124  # 5 records after the flush at 120
+    crash_then_restart(sources, topic, "exactly-once", crash_at)
+    committed = numbers(kafka.consume(topic, expected=TOTAL, isolation="read_committed"))
+    assert sorted(committed) == list(range(TOTAL))
+    # the records after the last flush were delivered before the kill, in the aborted transaction
+    raw = Counter(numbers(kafka.consume(topic, expected=TOTAL + 5)))
+    assert {n for n, c in raw.items() if c > 1} == set(range(120, crash_at + 1))
+
+
+def test_at_least_once_a_killed_stateful_source_resumes_from_its_last_flush(sources, kafka):
+    topic = kafka.new_topic()
+    crash_at = 124
+    crash_then_restart(sources, topic, "at-least-once", crash_at)
+    counts = Counter(numbers(kafka.consume(topic, expected=TOTAL + 5)))
+    assert set(counts) == set(range(TOTAL))
+    # only what followed the last flush is produced again, not everything from 0
+    assert {n for n, c in counts.items() if c > 1} == set(range(120, crash_at + 1))
+
+
+def test_exactly_once_after_a_kill_from_outside_at_any_moment(sources, kafka):
+    topic, total = kafka.new_topic(), 1000
+    first = sources.start(Sequence("seq", total=total, pause=0.01), Topic(topic), processing_guarantee="exactly-once")
+    assert len(kafka.consume(topic, expected=60, timeout=30)) >= 60
+    os.kill(first.processes[0].pid, signal.SIGKILL)
+    with pytest.raises(SourceException, match="killed by SIGKILL"):
+        sources.wait(first)
+    sources.wait(sources.start(Sequence("seq", total=total), Topic(topic), processing_guarantee="exactly-once"))
+    assert sorted(numbers(kafka.consume(topic, expected=total, isolation="read_committed"))) == list(range(total))
+
+
+def test_the_state_lives_in_a_changelog_topic_of_the_consumer_group(sources, kafka):
+    topic = kafka.new_topic()
+    sources.wait(sources.start(Sequence("seq", total=25), Topic(topic)))
+    changelog = changelog_topic_name(sources.group, "source-seq")
+    assert changelog in kafka.admin.list_topics(timeout=10).topics
+    # a finished source starts again from its state: nothing more is produced
+    sources.wait(sources.start(Sequence("seq", total=25), Topic(topic)))
+    assert sorted(numbers(kafka.consume(topic, expected=26, timeout=5))) == list(range(25))
+
+
+# --- no broker needed ---------------------------------------------------------------------------------
+
+
+def test_a_state_is_invalidated_by_the_flush_that_committed_it():
+    partition = SourceStorePartition("changelog", producer=None, name="seq")
+    tx = partition.begin()
+    state = tx.as_state()
+    assert state.get("next", 0) == 0
+    tx.flush()  # nothing changed: nothing to produce
+    with pytest.raises(StateError, match="invalidated by flush"):
+        state.get("next")
+    tx = partition.begin()
+    tx.as_state().set("next", 3)
+    tx.as_state().delete("gone")
+    assert tx.changes() == {"next": (0, b"3", None)}
+
+
+def test_state_before_the_source_runs_is_an_error():
+    with pytest.raises(RuntimeError, match='Source "seq" is not configured'):
+        Sequence("seq").state
