@@ -120,10 +120,6 @@ NOT_BUILT_YET: dict[str, str] = {
     "quixstreams.dataframe.dataframe.StreamingDataFrame.join_interval": "not built yet, issue: "
     "sources/joins/schema formats",
     "quixstreams.app.Application.add_source": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.models.serializers.avro": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.models.serializers.protobuf": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.models.serializers.schema_registry": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.models.serializers.quix": "not built yet, issue: sources/joins/schema formats",
 }
 
 #: Known differences in packages other components own -> what differs. Each entry must still

@@ -195,17 +195,11 @@ def test_json_signatures_take_the_references_parameters():
     assert all(de[name].default is None for name in list(de)[1:])
 
 
-@pytest.mark.parametrize(
-    "build",
-    [
-        lambda: JSONSerializer(schema=SCHEMA, schema_registry_client_config={"url": "http://sr"}),
-        lambda: JSONSerializer(schema_registry_serialization_config={"auto_register_schemas": True}),
-        lambda: JSONDeserializer(schema=SCHEMA, schema_registry_client_config={"url": "http://sr"}),
-    ],
-)
-def test_schema_registry_configs_are_refused_clearly(build):
-    with pytest.raises(NotImplementedError, match="Schema Registry is not supported yet"):
-        build()
+def test_schema_registry_serialization_config_needs_the_client_config():
+    from streamspark.models.serializers.schema_registry import SchemaRegistrySerializationConfig
+
+    with pytest.raises(ValueError, match="needs schema_registry_client_config"):
+        JSONSerializer(schema=SCHEMA, schema_registry_serialization_config=SchemaRegistrySerializationConfig())
 
 
 def test_resolve_by_name_and_instance():

@@ -17,6 +17,7 @@ from .exceptions import (
     ValueSerializationError,
 )
 from .json import JSONDeserializer, JSONSerializer
+from .quix import QuixDeserializer, QuixEventsSerializer, QuixSerializer, QuixTimeseriesSerializer
 from .simple_types import (
     BytesDeserializer,
     BytesSerializer,
@@ -44,6 +45,10 @@ __all__ = (
     "IgnoreMessage",
     "JSONSerializer",
     "JSONDeserializer",
+    "QuixDeserializer",
+    "QuixSerializer",
+    "QuixTimeseriesSerializer",
+    "QuixEventsSerializer",
     "BytesSerializer",
     "BytesDeserializer",
     "StringSerializer",
@@ -63,7 +68,8 @@ __all__ = (
 SerializerType = Union[str, Serializer]
 DeserializerType = Union[str, Deserializer]
 
-#: serializer classes by name (``"float"`` is an alias of ``"double"``)
+#: serializer classes by name (``"float"`` is an alias of ``"double"``; ``"quix_timeseries"`` and
+#: ``"quix_events"`` write the Quix formats)
 SERIALIZERS: dict[str, type[Serializer]] = {
     "json": JSONSerializer,
     "bytes": BytesSerializer,
@@ -73,8 +79,10 @@ SERIALIZERS: dict[str, type[Serializer]] = {
     "integer": IntegerSerializer,
     "double": DoubleSerializer,
     "float": DoubleSerializer,
+    "quix_timeseries": QuixTimeseriesSerializer,
+    "quix_events": QuixEventsSerializer,
 }
-#: deserializer classes by name (``"float"`` is an alias of ``"double"``)
+#: deserializer classes by name (``"float"`` is an alias of ``"double"``; ``"quix"`` reads the Quix formats)
 DESERIALIZERS: dict[str, type[Deserializer]] = {
     "json": JSONDeserializer,
     "bytes": BytesDeserializer,
@@ -84,6 +92,7 @@ DESERIALIZERS: dict[str, type[Deserializer]] = {
     "integer": IntegerDeserializer,
     "double": DoubleDeserializer,
     "float": DoubleDeserializer,
+    "quix": QuixDeserializer,
 }
 
 

@@ -28,10 +28,15 @@ def context_free(cls: _C) -> _C:
 def reads_context(serializer: Any) -> bool:
     """False when ``serializer(value, ctx)`` is known to ignore ``ctx`` (see :func:`context_free`).
 
+    An instance whose ``needs_context`` attribute is true always gets one (e.g. a JSON
+    serializer given a Schema Registry: its subject names come from the topic).
+
     >>> from streamspark.models.serializers import JSONDeserializer
     >>> reads_context(JSONDeserializer())
     False
     """
+    if getattr(serializer, "needs_context", False):
+        return True
     return type(serializer).__call__ not in _CONTEXT_FREE
 
 

@@ -1,4 +1,5 @@
-"""JSON serializers (orjson), with optional JSON-Schema validation (Draft 2020-12).
+"""JSON serializers (orjson), with optional JSON-Schema validation (Draft 2020-12) and JSON
+Schema through a Confluent Schema Registry (``pip install streamspark[schema-registry]``).
 
 The default ``dumps`` writes compact UTF-8 JSON (no spaces, non-ASCII characters as they are)
 and, like the reference, takes only ``str`` dict keys and refuses ``datetime`` and dataclass
@@ -11,13 +12,18 @@ b'{"a":[1,"\xc3\xa9"]}'
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Mapping, Optional
+import json
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 import orjson
 
 from ...utils.json import loads as default_loads
 from .base import Deserializer, SerializationContext, Serializer, context_free
+from .confluent_registry import ConfluentBacked, import_optional, registry_client
 from .exceptions import SerializationError
+
+if TYPE_CHECKING:
+    from .schema_registry import SchemaRegistryClientConfig, SchemaRegistrySerializationConfig
 
 __all__ = ("JSONSerializer", "JSONDeserializer", "default_dumps", "default_loads")
 
@@ -34,12 +40,12 @@ def default_dumps(value: Any) -> bytes:
     return orjson.dumps(value, option=_DUMPS_OPTIONS)
 
 
-def _refuse_schema_registry(owner: str, *configs: Any) -> None:
-    if any(config is not None for config in configs):
-        raise NotImplementedError(
-            f"{owner}: Schema Registry is not supported yet; remove schema_registry_client_config / "
-            "schema_registry_serialization_config (plain JSON with an optional `schema` works)"
-        )
+#: the ``conf`` keys confluent-kafka's JSON serializer takes from SchemaRegistrySerializationConfig
+_SERIALIZER_CONF = ("auto_register_schemas", "normalize_schemas", "use_latest_version", "subject_name_strategy")
+
+
+def _registry_json_schema() -> Any:
+    return import_optional("confluent_kafka.schema_registry.json_schema", "schema-registry")
 
 
 def _make_validator(schema: Optional[Mapping[str, Any]], validator: Any) -> Any:
@@ -93,7 +99,7 @@ class _Validating:
 
 
 @context_free
-class JSONSerializer(_Validating, Serializer):
+class JSONSerializer(ConfluentBacked, _Validating, Serializer):
     """Serializes values to JSON bytes.
 
     :param dumps: the function turning a value into ``bytes``/``str``
@@ -101,9 +107,12 @@ class JSONSerializer(_Validating, Serializer):
     :param schema: a JSON Schema every value must satisfy (Draft 2020-12); an invalid schema
         raises ``jsonschema.SchemaError`` here.
     :param validator: a ``jsonschema`` validator; takes precedence over ``schema``.
-    :param schema_registry_client_config: Schema Registry is not supported yet: anything but
-        ``None`` raises ``NotImplementedError``.
-    :param schema_registry_serialization_config: as ``schema_registry_client_config``.
+    :param schema_registry_client_config: when given, write the Confluent wire format (magic byte
+        0, the 4-byte big-endian schema id, the JSON) through confluent-kafka's ``JSONSerializer``,
+        registering/looking up ``schema`` in the registry (``schema`` is then required unless
+        ``use_latest_version`` is set).
+    :param schema_registry_serialization_config: more settings for the registry (needs
+        ``schema_registry_client_config``).
 
     >>> JSONSerializer()({"a": 1}, None)
     b'{"a":1}'
@@ -114,16 +123,23 @@ class JSONSerializer(_Validating, Serializer):
         dumps: Callable[[Any], bytes | str] = default_dumps,
         schema: Optional[Mapping[str, Any]] = None,
         validator: Any = None,
-        schema_registry_client_config: Any = None,
-        schema_registry_serialization_config: Any = None,
+        schema_registry_client_config: Optional[SchemaRegistryClientConfig] = None,
+        schema_registry_serialization_config: Optional[SchemaRegistrySerializationConfig] = None,
     ) -> None:
-        _refuse_schema_registry("JSONSerializer", schema_registry_client_config, schema_registry_serialization_config)
+        self._use_registry(schema_registry_client_config, schema_registry_serialization_config)
+        if schema_registry_client_config is not None and not schema and not (
+            schema_registry_serialization_config is not None and schema_registry_serialization_config.use_latest_version
+        ):
+            raise ValueError("JSONSerializer with a Schema Registry needs a schema (or use_latest_version=True)")
         self._dumps = dumps
         self._set_validator(schema, validator)
 
     def __call__(self, value: Any, ctx: SerializationContext) -> bytes | str:
         if self._validator is not None:
             self._validate(value)
+        if self._client_config is not None:
+            data: bytes = self._call_confluent(value, ctx, "JSON serialization")
+            return data
         try:
             return self._dumps(value)
         except (TypeError, ValueError) as exc:
@@ -139,25 +155,39 @@ class JSONSerializer(_Validating, Serializer):
         overridden): the engine then calls it directly, once per output, and turns its
         ``TypeError``/``ValueError`` into :meth:`not_serializable`'s error. The default dumps is
         orjson's own function with its options bound (no wrapper frame)."""
-        if type(self).__call__ is not JSONSerializer.__call__ or self._validator is not None:
+        if type(self).__call__ is not JSONSerializer.__call__ or self._validator is not None or self.needs_context:
             return None
         if self._dumps is default_dumps:
             return functools.partial(orjson.dumps, option=_DUMPS_OPTIONS)
         return self._dumps
 
+    def _build_confluent(self) -> Any:
+        assert self._client_config is not None
+        conf: dict[str, Any] = {}
+        if self._serialization_config is not None:
+            conf.update(self._serialization_config.as_dict(include=_SERIALIZER_CONF))
+        return _registry_json_schema().JSONSerializer(
+            json.dumps(self._schema) if self._schema else None,
+            registry_client(self._client_config),
+            conf=conf,
+            json_encode=self._dumps,
+        )
+
 
 @context_free
-class JSONDeserializer(_Validating, Deserializer):
+class JSONDeserializer(ConfluentBacked, _Validating, Deserializer):
     """Deserializes JSON bytes, optionally validating against a JSON Schema.
 
     :param loads: the function parsing ``bytes`` (orjson by default).
     :param schema: a JSON Schema every value must satisfy (Draft 2020-12); an invalid schema
         raises ``jsonschema.SchemaError`` here.
     :param validator: a ``jsonschema`` validator; takes precedence over ``schema``.
-    :param schema_registry_client_config: Schema Registry is not supported yet: anything but
-        ``None`` raises ``NotImplementedError``.
+    :param schema_registry_client_config: when given, read the Confluent wire format through
+        confluent-kafka's ``JSONDeserializer``: the writer's schema is fetched by the id in each
+        message and the value validated against it (or against ``schema`` when given).
 
-    Invalid JSON and values failing the schema raise :class:`SerializationError`.
+    Invalid JSON and values failing the schema raise :class:`SerializationError`; with a
+    registry, so do a wrong magic byte and a schema id the registry does not know.
 
     >>> JSONDeserializer()(b'{"a": 1}', None)
     {'a': 1}
@@ -168,18 +198,18 @@ class JSONDeserializer(_Validating, Deserializer):
         loads: Callable[[bytes | bytearray], Any] = default_loads,
         schema: Optional[Mapping[str, Any]] = None,
         validator: Any = None,
-        schema_registry_client_config: Any = None,
+        schema_registry_client_config: Optional[SchemaRegistryClientConfig] = None,
     ) -> None:
         super().__init__()
-        _refuse_schema_registry("JSONDeserializer", schema_registry_client_config)
         self._loads = loads
         self._set_validator(schema, validator)
+        self._use_registry(schema_registry_client_config)
 
     def _plain_loads(self) -> Optional[Callable[[bytes | bytearray], Any]]:
         """The bare ``loads`` when this deserializer does nothing else (no schema, ``__call__`` not
         overridden): the engine then calls it directly, once per message, and turns its
         ``TypeError``/``ValueError`` into :meth:`not_deserializable`'s error."""
-        if type(self).__call__ is JSONDeserializer.__call__ and self._validator is None:
+        if type(self).__call__ is JSONDeserializer.__call__ and self._validator is None and not self.needs_context:
             return self._loads
         return None
 
@@ -189,10 +219,21 @@ class JSONDeserializer(_Validating, Deserializer):
         return SerializationError(f"Value is not valid JSON: {exc}")
 
     def __call__(self, value: bytes, ctx: SerializationContext) -> Any:
-        try:
-            data = self._loads(value)
-        except (TypeError, ValueError) as exc:
-            raise self.not_deserializable(exc) from exc
+        if self._client_config is not None:
+            data = self._call_confluent(value, ctx, "JSON deserialization")
+        else:
+            try:
+                data = self._loads(value)
+            except (TypeError, ValueError) as exc:
+                raise self.not_deserializable(exc) from exc
         if self._validator is not None:
             self._validate(data)
         return data
+
+    def _build_confluent(self) -> Any:
+        assert self._client_config is not None
+        return _registry_json_schema().JSONDeserializer(
+            json.dumps(self._schema) if self._schema else None,
+            schema_registry_client=registry_client(self._client_config),
+            json_decode=self._loads,
+        )
