@@ -143,12 +143,16 @@ def run_program(python: str, library: str, workload: str, address: str, src: str
             arrivals = clock.arrivals
             if arrivals and time.monotonic() - started - arrivals[-1] > idle:
                 break
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        else:
+            print(f"{workload} {library}: the program exited with {proc.returncode} on its own; "
+                  f"its log is {work / 'app.log'}", file=sys.stderr)
     clock.stop()
     log.close()
     arrivals = clock.arrivals

@@ -23,6 +23,7 @@ from pydantic import ConfigDict
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .dataframe.dataframe import StreamingDataFrame
+from .engine.masters import SHARED_STATE_ENV, default_master
 from .error_callbacks import (
     ConsumerErrorCallback,
     ProcessingErrorCallback,
@@ -57,6 +58,7 @@ class _EnvSettings(BaseSettings):
     broker_address: Optional[str] = None
     consumer_group: Optional[str] = None
     state_dir: Optional[str] = None
+    state_dir_shared: Optional[bool] = None
     spark_master: Optional[str] = None
 
     @classmethod
@@ -73,6 +75,7 @@ class _EnvSettings(BaseSettings):
             broker_address=pick("Streamspark__Broker__Address", "Quix__Broker__Address"),
             consumer_group=pick("Streamspark__Consumer_Group", "Quix__Consumer_Group"),
             state_dir=pick("Streamspark__State__Dir", "Quix__State__Dir"),
+            state_dir_shared=pick(SHARED_STATE_ENV),  # type: ignore[arg-type]
             spark_master=pick("Streamspark__Spark__Master", "SPARK_MASTER"),
         )
 
@@ -100,6 +103,7 @@ class ApplicationConfig(BaseSettings):
     processing_guarantee: ProcessingGuarantee = "at-least-once"
     max_partition_buffer_size: int = 10000
     state_dir: Path = Path("state")
+    state_dir_shared: bool = False
     spark_master: str = "local[*]"
     spark_conf: dict[str, Any] = {}
     max_records_per_partition: int = 100_000
@@ -163,6 +167,9 @@ class Application:
     :param commit_every: caps the records of one micro-batch per partition (0: no cap beyond
         ``max_records_per_partition``).
     :param state_dir: where the Spark checkpoint (offsets, state) lives (env ``Quix__State__Dir``).
+    :param state_dir_shared: declare that ``state_dir`` is storage the driver and every executor
+        mount at the same path (env ``Streamspark__State__Shared=true``); required on a cluster
+        master, where ``run()`` refuses to start otherwise (docs/cluster.md).
     :param loglevel: level of the ``streamspark`` logger; None leaves logging alone.
     :param processing_guarantee: ``"at-least-once"`` (default) or ``"exactly-once"``: Kafka
         outputs are written in transactions that commit with a per-unit marker, so after any
@@ -172,8 +179,10 @@ class Application:
         and offset, and the failing micro-batch is not committed.
     :param on_message_processed: ``f(topic, partition, offset)`` after each input message
         (runs in the Spark workers).
-    :param spark_master: Spark master URL (default ``local[*]``; env ``Streamspark__Spark__Master``).
-    :param spark_conf: extra Spark settings.
+    :param spark_master: Spark master URL (env ``Streamspark__Spark__Master``); by default the
+        master given to ``spark-submit`` when the program runs under it, else ``local[*]``.
+    :param spark_conf: extra Spark settings; they win over spark-submit's ``--conf``, which wins
+        over streamspark's defaults (``{"spark.ui.enabled": "true"}`` turns the Spark UI on).
     :param max_records_per_partition: the most records one micro-batch takes from a partition.
     :param state_buckets: stateful pipelines keep the state of all message keys in this many
         buckets (one Spark state entry each, processed as a unit per micro-batch); fixed for
@@ -193,6 +202,7 @@ class Application:
         consumer_extra_config: Optional[dict[str, Any]] = None,
         producer_extra_config: Optional[dict[str, Any]] = None,
         state_dir: Union[None, str, Path] = None,
+        state_dir_shared: Optional[bool] = None,
         rocksdb_options: Any = None,
         on_consumer_error: Optional[ConsumerErrorCallback] = None,
         on_processing_error: Optional[ProcessingErrorCallback] = None,
@@ -261,7 +271,8 @@ class Application:
             processing_guarantee=processing_guarantee,
             max_partition_buffer_size=max_partition_buffer_size,
             state_dir=state_path,
-            spark_master=spark_master or env.spark_master or "local[*]",
+            state_dir_shared=bool(state_dir_shared if state_dir_shared is not None else env.state_dir_shared),
+            spark_master=spark_master or env.spark_master or default_master(),
             spark_conf=dict(spark_conf or {}),
             max_records_per_partition=max_per_partition,
             state_buckets=state_buckets,
@@ -389,12 +400,15 @@ class Application:
     def _eos_config(self) -> Any:
         """Create (or grow) the exactly-once marker topic and describe it for the workers."""
         from .engine._eos import EosConfig, marker_slots, marker_topic_name
+        from .models.topics.exceptions import TopicConfigurationError
 
-        input_partitions = sum(
-            (topic.broker_config.num_partitions if topic.broker_config else 1)
-            for topic in (sdf.topic for sdf in self._dataframes.values())
-            if topic is not None
-        )
+        def partitions(topic: Topic) -> int:
+            try:
+                return topic.broker_config.num_partitions
+            except TopicConfigurationError:  # not read from the broker
+                return 1
+
+        input_partitions = sum(partitions(sdf.topic) for sdf in self._dataframes.values() if sdf.topic is not None)
         name = marker_topic_name(self._config.consumer_group)
         slots = marker_slots(self._config.state_buckets, input_partitions)
         existing = self._topic_admin.inspect_topics([name], timeout=self._config.request_timeout)[name]
@@ -454,8 +468,15 @@ class Application:
             logger.warning("run(dataframe=...) is deprecated; dataframes are tracked automatically")
         if not self._dataframes:
             raise StreamsparkException("Nothing to run: create a dataframe with app.dataframe(topic) first")
+        from .engine.masters import check_state_dir, is_local_master, running_session
         from .engine.runner import QueryRunner, RunLimits
+        from .engine.session import refuse_spark_connect
 
+        refuse_spark_connect(self._config.spark_master)
+        # a session already running in the process decides where the run happens
+        session = running_session()
+        master = session.sparkContext.master if session is not None else self._config.spark_master
+        check_state_dir(master, self.checkpoint_dir, self._config.state_dir_shared)
         limited = bool(timeout or count)
         collect = collect and limited
         logger.info("Checking topics on %s", self._config.broker_address.bootstrap_servers)
@@ -463,7 +484,7 @@ class Application:
         plan = self._plan(collect=collect, metadata=metadata)
         callbacks: Optional[Any] = None
         restore_callbacks: Callable[[], None] = lambda: None
-        if self._config.spark_master.startswith("local"):
+        if is_local_master(master):
             # the pipeline runs in Spark's worker processes: the program's callbacks run here
             from .engine.callbacks import CallbackServer, route_to_driver
 
@@ -476,7 +497,7 @@ class Application:
             kafka_config=self._kafka_config(self._config.consumer_extra_config),
             auto_offset_reset=self._config.auto_offset_reset,
             checkpoint_dir=str(self.checkpoint_dir.absolute()),
-            spark_master=self._config.spark_master,
+            spark_master=self._config.spark_master,  # a running session is used (with a warning when it differs)
             spark_conf=self._config.spark_conf,
             trigger_interval=trigger,
             max_records_per_partition=self._config.max_records_per_partition,

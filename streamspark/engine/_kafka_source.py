@@ -9,9 +9,10 @@ are also committed to the Kafka consumer group, so lag tools work.
 Planning (``initialOffset``, ``latestOffset``, ``commit``) runs in one long-lived Python
 process; ``read`` runs in Spark's Python workers, which reuse one consumer per process.
 
-What ``read`` emits depends on the pipeline (options set by the query runner):
+What ``read`` emits depends on the pipeline (set by the query runner):
 
-- a stateless pipeline (``fused_plan``): the pipeline runs right there, one summary row per task;
+- a stateless pipeline (a fused plan, see :func:`query_source`): the pipeline runs right there,
+  one summary row per task;
 - a stateful one without a group_by (``packed_buckets``): the records, already assigned to their
   state bucket (:func:`bucket_of_key`, or :func:`bucket_of_partition` for windows closing by
   partition), packed per (bucket, chunk) into one pickled row (:data:`PACKED_SCHEMA`), so the
@@ -21,10 +22,12 @@ What ``read`` emits depends on the pipeline (options set by the query runner):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import pickle
 import time
+import uuid
 import zlib
 from typing import Any, Iterator, Optional
 
@@ -35,8 +38,8 @@ from ._arrow import ddl
 from .bucketing import bucket_of_key, bucket_of_partition
 
 __all__ = (
-    "KafkaDataSource", "SOURCE_SCHEMA", "SOURCE_COLUMNS", "ARROW_SCHEMA", "PACKED_SCHEMA", "source_options",
-    "fused_plan_option", "packed_options", "bucket_of_key", "bucket_of_partition", "plan_tasks",
+    "KafkaDataSource", "SourcePrivate", "SOURCE_SCHEMA", "SOURCE_COLUMNS", "ARROW_SCHEMA", "PACKED_SCHEMA",
+    "source_options", "query_source", "packed_options", "bucket_of_key", "bucket_of_partition", "plan_tasks",
 )
 
 logger = logging.getLogger("streamspark")
@@ -72,7 +75,6 @@ PACKED_SCHEMA = ddl(PACKED_ARROW)
 
 
 def source_options(
-    kafka_config: dict[str, Any],
     topics: list[str],
     auto_offset_reset: str,
     max_records_per_partition: int,
@@ -80,14 +82,14 @@ def source_options(
     min_records_per_task: int = 20_000,
     parallelism: int = 1,
 ) -> dict[str, str]:
-    """Options for ``spark.readStream.format("streamspark_kafka")``.
+    """Options for ``spark.readStream.format(...)`` of a :func:`query_source` class. Options are
+    part of the query plan (``explain()``, the Spark UI, event logs): nothing secret goes here.
 
     :param parallelism: the cores Spark runs tasks on; a micro-batch with fewer non-empty
         partitions than that splits their offset ranges (in pieces of at least
         ``min_records_per_task``) so that every core gets a task.
     """
     return {
-        "kafka_config": json.dumps(kafka_config),
         "topics": json.dumps(topics),
         "auto_offset_reset": auto_offset_reset,
         "max_records_per_partition": str(max_records_per_partition),
@@ -126,8 +128,8 @@ def _worker_consumer(config_json: str) -> Any:
 
 
 class _KafkaStreamReader(DataSourceStreamReader):
-    def __init__(self, options: dict[str, str]) -> None:
-        self._config_json = options["kafka_config"]
+    def __init__(self, options: dict[str, str], private: "SourcePrivate") -> None:
+        self._config_json = private.kafka_config_json
         self._config = json.loads(self._config_json)
         self._topics: list[str] = json.loads(options["topics"])
         self._reset = options.get("auto_offset_reset", "latest")
@@ -135,8 +137,8 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._timeout = float(options.get("request_timeout", "30"))
         self._min_per_task = int(options.get("min_records_per_task", "20000"))
         self._parallelism = int(options.get("parallelism", "1"))
-        #: a stateless pipeline to run inside read() (base64 cloudpickle of a PipelinePlan)
-        self._fused: Optional[str] = options.get("fused_plan")
+        #: a stateless pipeline to run inside read() (see :class:`SourcePrivate`)
+        self._private = private
         #: emit packed rows per state bucket (see the module docstring): the bucket count, and
         #: whether buckets follow Kafka partitions rather than message keys
         self._packed: Optional[int] = int(options["packed_buckets"]) if "packed_buckets" in options else None
@@ -262,11 +264,11 @@ class _KafkaStreamReader(DataSourceStreamReader):
 
     # --- reading (Spark Python workers) ---------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if self._fused is not None:
+        if self._private.fused_plan is not None:
             # stateless pipelines run right here: records never leave this Python worker
             from ._task import run_fused
 
-            yield from run_fused(self._read_records(partition, pickled_headers=False), _fused_plan(self._fused))
+            yield from run_fused(self._read_records(partition, pickled_headers=False), _fused_plan(self._private))
             return
         if self._packed is not None:
             yield from self._read_packed(partition, self._packed)
@@ -412,19 +414,48 @@ def plan_tasks(
     return tasks
 
 
-_fused_plans: dict[int, Any] = {}
+@dataclasses.dataclass(frozen=True, repr=False)
+class SourcePrivate:
+    """What one query's Kafka source needs that its query plan must not show: the Kafka client
+    settings (credentials: ``sasl.password``, ``ssl.key.password``, ...) and, for a stateless
+    pipeline run inside the source, the pipeline (the producer's settings, the sinks' own
+    credentials, the callbacks' channel key). See :func:`query_source` for how it travels.
 
+    >>> private = SourcePrivate.of({"bootstrap.servers": "b:9092", "sasl.password": "s3cret"})
+    >>> "s3cret" in repr(private)
+    False
+    """
 
-def _fused_plan(encoded: str) -> Any:
-    """The plan of a fused source, unpickled once per worker process."""
-    key = hash(encoded)
-    plan = _fused_plans.get(key)
-    if plan is None:
-        import base64
+    token: str
+    kafka_config_json: str
+    #: the cloudpickled ``PipelinePlan`` of a stateless pipeline (None: the source only reads)
+    fused_plan: Optional[bytes] = None
 
+    @classmethod
+    def of(cls, kafka_config: dict[str, Any], plan: Any = None) -> "SourcePrivate":
+        """Settings for a new query: ``kafka_config`` and optionally a stateless plan to run fused."""
         from pyspark import cloudpickle
 
-        plan = _fused_plans[key] = cloudpickle.loads(base64.b64decode(encoded))
+        fused = cloudpickle.dumps(plan) if plan is not None else None
+        return cls(uuid.uuid4().hex[:16], json.dumps(kafka_config), fused)
+
+    def __repr__(self) -> str:
+        return f"SourcePrivate(token={self.token!r}, fused={self.fused_plan is not None})"
+
+
+#: fused plans unpickled in this worker process, by query (the few most recent)
+_fused_plans: dict[str, Any] = {}
+
+
+def _fused_plan(private: SourcePrivate) -> Any:
+    """The plan of a fused source, unpickled once per worker process and query."""
+    plan = _fused_plans.get(private.token)
+    if plan is None and private.fused_plan is not None:
+        from pyspark import cloudpickle
+
+        if len(_fused_plans) >= 8:  # a long-lived worker serves one query after another
+            _fused_plans.pop(next(iter(_fused_plans)))
+        plan = _fused_plans[private.token] = cloudpickle.loads(private.fused_plan)
     return plan
 
 
@@ -434,24 +465,48 @@ def packed_options(buckets: int, by_partition: bool) -> dict[str, str]:
     return {"packed_buckets": str(buckets), "bucket_by": "partition" if by_partition else "key"}
 
 
-def fused_plan_option(plan: Any) -> str:
-    """Encode a stateless ``PipelinePlan`` for the ``fused_plan`` source option."""
-    import base64
+def query_source(kafka_config: dict[str, Any], fused_plan: Any = None) -> type["KafkaDataSource"]:
+    """A data source class for one streaming query, holding its :class:`SourcePrivate` settings
+    as a class attribute; register it with ``spark.dataSource.register`` and read it with
+    ``spark.readStream.format(cls.name())``.
 
-    from pyspark import cloudpickle
+    Why a class and not data-source options: options are part of the query plan, which
+    ``explain()``, the Spark UI's SQL tab and event logs print (Spark redacts an option only
+    when its key or whole value matches ``spark.redaction.regex``, and cannot look inside an
+    encoded plan). A class made at run time is pickled by value (with its attributes) by
+    PySpark, which ships it to the driver's planning process and, inside each task, to the
+    executors' Python workers: the channel PySpark uses for every Python function, so it works
+    alike on local and cluster masters (standalone, YARN, Kubernetes), with no file or
+    environment variable to place on the executors, and nothing of it reaches a plan, a log or
+    the checkpoint. A class per query (its name carries a random token) keeps a running query
+    independent of the next one registered in the same session.
 
-    return base64.b64encode(cloudpickle.dumps(plan)).decode()
+    >>> cls = query_source({"bootstrap.servers": "b:9092", "sasl.password": "s3cret"})
+    >>> cls.name().startswith("streamspark_kafka_")
+    True
+    """
+    private = SourcePrivate.of(kafka_config, fused_plan)
+    name = f"KafkaDataSource_{private.token}"
+    return type(name, (KafkaDataSource,), {
+        "__module__": __name__, "__qualname__": name, "private": private,
+        "source_name": f"{SOURCE_NAME}_{private.token}",
+    })
 
 
 class KafkaDataSource(DataSource):
-    """``spark.readStream.format("streamspark_kafka")``: see the module docstring."""
+    """The Kafka source (see the module docstring); a query reads a subclass made by
+    :func:`query_source`, which holds its settings."""
+
+    #: set on the subclass made by :func:`query_source`
+    private: Optional[SourcePrivate] = None
+    source_name: str = SOURCE_NAME
 
     @classmethod
     def name(cls) -> str:
-        return SOURCE_NAME
+        return cls.source_name
 
     def schema(self) -> str:
-        if "fused_plan" in self.options:
+        if self._settings().fused_plan is not None:
             from ._task import SUMMARY_SCHEMA
 
             return SUMMARY_SCHEMA
@@ -460,4 +515,9 @@ class KafkaDataSource(DataSource):
         return SOURCE_SCHEMA
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return _KafkaStreamReader(dict(self.options))
+        return _KafkaStreamReader(dict(self.options), self._settings())
+
+    def _settings(self) -> SourcePrivate:
+        if self.private is None:
+            raise KafkaSourceError("read a data source class made by query_source(), which holds the Kafka settings")
+        return self.private

@@ -18,7 +18,8 @@ class PipelinePlan:
     run_id: str
     topics: dict[str, Topic]
     roots: dict[str, StreamNode]
-    producer_config: dict[str, Any]
+    #: the producers' librdkafka settings (credentials: kept out of the repr)
+    producer_config: dict[str, Any] = dataclasses.field(repr=False)
     on_consumer_error: Callable[..., bool]
     on_processing_error: Callable[..., bool]
     on_producer_error: Callable[..., bool]

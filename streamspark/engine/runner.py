@@ -10,7 +10,7 @@ import uuid
 from typing import Any, Callable, Optional
 
 from ..exceptions import ProcessingError
-from ._kafka_source import SOURCE_NAME, fused_plan_option, packed_options, source_options
+from ._kafka_source import packed_options, query_source, source_options
 from ._plan import PipelinePlan
 from ._task import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
 from .bucketing import key_bucket_column, partition_bucket_column
@@ -217,7 +217,6 @@ class QueryRunner:
         for sink in self.sinks_by_node.values():
             sink._driver_start(self.checkpoint_dir)
         options = source_options(
-            kafka_config=self.kafka_config,
             topics=sorted(self.plan.roots),
             auto_offset_reset=self.auto_offset_reset,
             max_records_per_partition=self.max_records_per_partition,
@@ -228,13 +227,17 @@ class QueryRunner:
         plan.validate()
         plan.columnar_windows = self.columnar_windows
         packed = self.pack_buckets and plan.stateful and not plan.group_nodes
-        if self.fuse_source and not plan.stateful and not plan.group_nodes:
-            options["fused_plan"] = fused_plan_option(plan)
-            summaries = spark.readStream.format(SOURCE_NAME).options(**options).load()
+        fused = self.fuse_source and not plan.stateful and not plan.group_nodes
+        # the Kafka settings and a fused plan (credentials) travel with the source's class, not
+        # as options, which the query plan shows (see query_source)
+        source = query_source(self.kafka_config, plan if fused else None)
+        spark.dataSource.register(source)
+        if fused:
+            summaries = spark.readStream.format(source.name()).options(**options).load()
         else:
             if packed:
                 options.update(packed_options(self.state_buckets, plan.by_partition))
-            df = spark.readStream.format(SOURCE_NAME).options(**options).load()
+            df = spark.readStream.format(source.name()).options(**options).load()
             summaries = self._pipeline(df, packed)
         writer = (
             summaries.writeStream.queryName(f"streamspark-{uuid.uuid4().hex[:8]}")

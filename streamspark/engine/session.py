@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
 import threading
 from typing import Any, Mapping, Optional
@@ -11,12 +12,17 @@ from typing import Any, Mapping, Optional
 from ._worker_python import worker_python
 from ._warmup import WarmupSource, start_warmup, warmup_enabled
 from .jvm_archive import java_options
+from .masters import default_master, is_local_master, running_session, submitted_conf
 
-__all__ = ("get_spark", "wait_warmup", "parallelism", "refuse_spark_connect", "DEFAULT_SPARK_CONF")
+__all__ = (
+    "get_spark", "wait_warmup", "parallelism", "refuse_spark_connect", "py_files_for_streaming_sources",
+    "DEFAULT_SPARK_CONF",
+)
 
 logger = logging.getLogger("streamspark")
 
-#: Settings tuned for small machines; every key can be overridden through ``spark_conf``.
+#: Settings tuned for small machines; every key can be overridden through ``spark_conf`` (or
+#: spark-submit's ``--conf``). The Spark UI is off: ``spark.ui.enabled=true`` turns it on.
 DEFAULT_SPARK_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -35,44 +41,96 @@ _lock = threading.Lock()
 _warmup: Optional[threading.Thread] = None
 
 
-def get_spark(master: str = "local[*]", conf: Optional[Mapping[str, Any]] = None, app_name: str = "streamspark") -> Any:
+def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, Any]] = None,
+              app_name: str = "streamspark") -> Any:
     """Return the process-wide SparkSession, creating it on first use.
 
-    The first caller's settings win (Spark has one session per JVM); later callers get the
-    same session. A new session on a local master starts Spark's Python processes in the
-    background (:mod:`._warmup`), so that its first query does not wait for them.
+    A session already running in the process is returned as it is (Spark has one session per
+    JVM; a master of another kind than ``master`` is logged). A new session gets ``master``
+    (None: :func:`.masters.default_master`, i.e. spark-submit's ``--master`` or ``local[*]``)
+    and its settings in Spark's own order of precedence: ``conf`` (the application's
+    ``spark_conf``, set in code), then what spark-submit was given (``--conf``), then
+    :data:`DEFAULT_SPARK_CONF`. A new session on a local master starts Spark's Python processes
+    in the background (:mod:`._warmup`), so that its first query does not wait for them.
     """
     from pyspark.sql import SparkSession
 
+    master = master or default_master()
     refuse_spark_connect(master)
     global _warmup
     with _lock:
-        active = SparkSession.getActiveSession()
+        active = running_session()
         if active is not None:
+            running = active.sparkContext.master
+            if is_local_master(running) != is_local_master(master):
+                logger.warning("Spark already runs in this process with master %s: spark_master=%s has no effect",
+                               running, master)
             return active
-        merged = {**DEFAULT_SPARK_CONF, **dict(conf or {})}
-        if "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in merged:
+        submitted = submitted_conf()
+        user = dict(conf or {})
+        merged = {**DEFAULT_SPARK_CONF, **user}
+        if "PYSPARK_PYTHON" not in os.environ and not {"spark.pyspark.python"} & (merged.keys() | submitted.keys()):
             # on a local master Spark's Python processes run here: start them without the zipped
             # PySpark that Spark puts first on their path (no bytecode cache, ~1 CPU-s each)
-            os.environ["PYSPARK_PYTHON"] = worker_python(sys.executable) if master.startswith("local") else sys.executable
+            os.environ["PYSPARK_PYTHON"] = worker_python(sys.executable) if is_local_master(master) else sys.executable
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        if master.startswith("local"):
+        if is_local_master(master):
             merged = _with_local_defaults(merged)
             # bind Spark to the loopback interface (and skip its warning about the host name)
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = SparkSession.builder.master(master).appName(app_name)
+        # what spark-submit was given wins over streamspark's defaults, not over the program's own
+        merged = {key: value for key, value in merged.items() if key not in submitted or key in user}
+        builder = SparkSession.builder.master(master)
+        if "spark.app.name" not in submitted:
+            builder = builder.appName(app_name)
         for key, value in merged.items():
             builder = builder.config(key, str(value))
         logger.info("Starting Spark (master=%s)", master)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
-        from ._kafka_source import KafkaDataSource
-
-        spark.dataSource.register(KafkaDataSource)
+        py_files_for_streaming_sources(spark)
+        if spark.sparkContext.uiWebUrl:
+            logger.info("Spark UI: %s", spark.sparkContext.uiWebUrl)
         if warmup_enabled(master):
             spark.dataSource.register(WarmupSource)
             _warmup = start_warmup(spark, parallelism(spark))
         return spark
+
+
+#: the folder, under the driver's SparkFiles root, where Spark's planner of a streaming Python
+#: data source looks for the application's ``--py-files`` (Spark 4 hands it this fixed job
+#: artifact id, and copies nothing there)
+STREAMING_PLANNER_FILES = "streaming_job"
+
+
+def py_files_for_streaming_sources(spark: Any) -> list[str]:
+    """Make the application's ``--py-files`` (``spark.submit.pyFiles``) importable by the
+    planner of streaming Python data sources; returns the files copied.
+
+    That planner is a Python process on the driver that unpickles the Kafka source (so imports
+    streamspark) before the first micro-batch. Spark gives it ``<SparkFiles root>/streaming_job``
+    as its files folder and the ``--py-files`` names as imports, but puts the files in the
+    root only: a streamspark shipped with ``--py-files`` (rather than installed on the driver)
+    is then missing there. Copying the files into that folder is all it takes.
+    """
+    from pyspark import SparkFiles
+
+    names = [os.path.basename(path) for path in
+             str(spark.sparkContext.getConf().get("spark.submit.pyFiles", "") or "").split(",") if path]
+    if not names:
+        return []
+    root = SparkFiles.getRootDirectory()
+    target = os.path.join(root, STREAMING_PLANNER_FILES)
+    copied = []
+    for name in names:
+        source, dest = os.path.join(root, name), os.path.join(target, name)
+        if os.path.isfile(source) and not os.path.exists(dest):
+            os.makedirs(target, exist_ok=True)
+            shutil.copyfile(source, dest)
+            copied.append(dest)
+    if copied:
+        logger.debug("--py-files for the streaming source's planner: %s", copied)
+    return copied
 
 
 def refuse_spark_connect(master: str) -> None:

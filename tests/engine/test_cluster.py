@@ -90,7 +90,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneClus
 @pytest.mark.harness(seconds=240)
 @pytest.mark.xdist_group("standalone-cluster")  # both runs on one pytest worker and one cluster
 @pytest.mark.parametrize("mode", ["stateful", "stateless"])
-def test_kill_9_of_the_driver_on_a_standalone_cluster_exactly_once(broker, kafka, tmp_path, cluster, mode):
+def test_kill_9_of_the_driver_on_a_standalone_cluster_exactly_once(broker, kafka, tmp_path, cluster, mode,
+                                                                   monkeypatch):
+    # the cluster's workers run on this machine: the state dir under tmp_path is storage the driver
+    # and every executor share, declared so for the application (started with this environment)
+    monkeypatch.setenv("Streamspark__State__Shared", "true")
     total = 4_000
     got, keys = _run_harness(broker, kafka, tmp_path, "exactly-once", total=total, kills=2, seed=3,
                              master=cluster.master_url, mode=mode)

@@ -36,8 +36,9 @@ def test_fused_and_plain_paths_give_the_same_outputs(make_app, kafka, tmp_path, 
                          "timestamp": 1_000 + i, "headers": [("in", b"x")]} for i in range(300)])
     expected_count = sum((2 if i % 5 == 0 else 1) for i in range(300) if i % 3 != 0)
     used = []
-    real = runner_module.fused_plan_option
-    monkeypatch.setattr(runner_module, "fused_plan_option", lambda plan: used.append(plan) or real(plan))
+    real = runner_module.query_source
+    monkeypatch.setattr(runner_module, "query_source",
+                        lambda config, plan=None: (plan is not None and used.append(plan)) or real(config, plan))
 
     results = {}
     for fused in (True, False):

@@ -6,14 +6,15 @@ import json
 
 from pyspark.sql.datasource import InputPartition
 
-from streamspark.engine._kafka_source import SOURCE_COLUMNS, _KafkaStreamReader, _worker_consumers, source_options
+from streamspark.engine._kafka_source import (
+    SOURCE_COLUMNS, SourcePrivate, _KafkaStreamReader, _worker_consumers, source_options,
+)
 
 
 def _reader(address: str = "127.0.0.1:1", parallelism: int = 2, min_per_task: int = 100) -> _KafkaStreamReader:
-    options = source_options({"bootstrap.servers": address, "group.id": "plan"}, ["t"], "earliest",
-                             max_records_per_partition=10**6, request_timeout=5,
+    options = source_options(["t"], "earliest", max_records_per_partition=10**6, request_timeout=5,
                              min_records_per_task=min_per_task, parallelism=parallelism)
-    return _KafkaStreamReader(options)
+    return _KafkaStreamReader(options, SourcePrivate.of({"bootstrap.servers": address, "group.id": "plan"}))
 
 
 def _tasks(reader: _KafkaStreamReader, start: dict, end: dict) -> list[tuple]:
@@ -62,13 +63,13 @@ def test_read_records_are_tuples_in_source_column_order(kafka):
     topic = kafka.new_topic(partitions=1)
     kafka.produce(topic, [{"value": json.dumps({"i": i}).encode(), "key": f"k{i}".encode(), "timestamp": 1000 + i,
                            "headers": [("h", b"v")] if i == 1 else None} for i in range(3)])
-    options = source_options({"bootstrap.servers": kafka.address, "group.id": "read"}, [topic], "earliest",
-                             max_records_per_partition=100, request_timeout=10)
-    reader = _KafkaStreamReader(options)
+    options = source_options([topic], "earliest", max_records_per_partition=100, request_timeout=10)
+    private = SourcePrivate.of({"bootstrap.servers": kafka.address, "group.id": "read"})
+    reader = _KafkaStreamReader(options, private)
     try:
         chunks = list(reader._read_records(InputPartition(((topic, 0, 1, 3),)), pickled_headers=False))
     finally:  # the worker-wide consumer this process opened
-        _worker_consumers.pop(options["kafka_config"]).close()
+        _worker_consumers.pop(private.kafka_config_json).close()
     rows = [dict(zip(SOURCE_COLUMNS, r)) for chunk in chunks for r in chunk]
     assert [(r["offset"], r["key"], r["value"], r["timestamp"], r["headers"]) for r in rows] == [
         (1, b"k1", b'{"i": 1}', 1001, [("h", b"v")]), (2, b"k2", b'{"i": 2}', 1002, None)]
@@ -78,14 +79,14 @@ def test_read_records_are_tuples_in_source_column_order(kafka):
 def test_a_task_of_several_ranges_reads_each_range_exactly(kafka):
     topic = kafka.new_topic(partitions=3)
     kafka.produce(topic, [{"value": b"%d" % i, "partition": i % 3} for i in range(30)])
-    options = source_options({"bootstrap.servers": kafka.address, "group.id": "multi"}, [topic], "earliest",
-                             max_records_per_partition=100, request_timeout=10)
-    reader = _KafkaStreamReader(options)
+    options = source_options([topic], "earliest", max_records_per_partition=100, request_timeout=10)
+    private = SourcePrivate.of({"bootstrap.servers": kafka.address, "group.id": "multi"})
+    reader = _KafkaStreamReader(options, private)
     try:
         chunks = list(reader._read_records(
             InputPartition(((topic, 2, 3, 7), (topic, 0, 0, 2), (topic, 1, 9, 10))), pickled_headers=False))
     finally:
-        _worker_consumers.pop(options["kafka_config"]).close()
+        _worker_consumers.pop(private.kafka_config_json).close()
     # a chunk per range, in the task's order, each holding exactly its offsets
     assert [[(r[1], r[2]) for r in chunk] for chunk in chunks] == [
         [(2, 3), (2, 4), (2, 5), (2, 6)], [(0, 0), (0, 1)], [(1, 9)]]
