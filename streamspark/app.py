@@ -15,14 +15,16 @@ import os
 import shutil
 import signal
 import threading
+import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Optional, Union
 
 from pydantic import ConfigDict
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .dataframe.dataframe import StreamingDataFrame
+from .dataframe.exceptions import StreamingDataFrameDuplicate
 from .engine.masters import SHARED_STATE_ENV, default_master
 from .error_callbacks import (
     ConsumerErrorCallback,
@@ -40,6 +42,10 @@ from .logging import LogLevel, configure_logging
 from .models.serializers import DeserializerType, SerializerType
 from .models.timestamps import TimestampExtractor
 from .models.topics import Topic, TopicAdmin, TopicConfig, TopicManager
+
+if TYPE_CHECKING:
+    from .sources.base.manager import SourceManager
+    from .sources.base.source import BaseSource
 
 __all__ = ("Application", "ApplicationConfig", "ProcessingGuarantee")
 
@@ -292,6 +298,7 @@ class Application:
             auto_create_topics=auto_create_topics,
         )
         self._dataframes: dict[str, StreamingDataFrame] = {}
+        self._source_manager: Optional["SourceManager"] = None
         self._output_topics: dict[str, Topic] = {}
         self._runner: Any = None
         self._stop_requested = threading.Event()
@@ -344,21 +351,58 @@ class Application:
             timestamp_extractor=timestamp_extractor,
         )
 
-    def dataframe(self, topic: Optional[Topic] = None, source: Any = None) -> StreamingDataFrame:
-        """Create the root dataframe of ``topic`` (one per topic)."""
+    def dataframe(self, topic: Optional[Topic] = None, source: Optional["BaseSource"] = None) -> StreamingDataFrame:
+        """Create the root dataframe of ``topic`` (one per topic).
+
+        With ``source``, the source produces into ``topic`` (or, without ``topic``, into its
+        default topic ``source__<name>``) and the dataframe reads that topic: the source runs in
+        its own process beside the streaming query (:meth:`add_source`).
+
+        >>> app = Application(broker_address="localhost:9092", consumer_group="g")
+        >>> sdf = app.dataframe(app.topic("readings"))
+        """
         if source is not None:
-            raise NotImplementedError("Sources are not available yet in streamspark")
+            topic = self.add_source(source, topic)
         if topic is None:
-            raise ValueError("dataframe() needs a topic")
+            raise ValueError("dataframe() needs a topic or a source")
         if topic.name in self._dataframes:
-            raise StreamsparkException(
-                f'A dataframe for topic "{topic.name}" already exists; branch it instead of creating another one'
+            raise StreamingDataFrameDuplicate(
+                f'A StreamingDataFrame for topic "{topic.name}" already exists; branch it instead of '
+                "creating another one"
             )
         if topic.name not in self._topic_manager.topics:
             self._topic_manager.register(topic)
         sdf = StreamingDataFrame(topic, registry=self)
         self._dataframes[topic.name] = sdf
         return sdf
+
+    def add_source(self, source: "BaseSource", topic: Optional[Topic] = None) -> Topic:
+        """Run ``source`` beside the pipeline: it produces into ``topic`` (default: the topic of
+        ``source.default_topic()``, named ``source__<name>``), created on ``run()`` when missing.
+
+        Each source runs in its own process, started by :meth:`run` and stopped with it. A
+        source that fails stops the run with :class:`~streamspark.sources.SourceException`
+        (naming the source, with its traceback). Returns the topic the source produces to.
+        """
+        from .sources.base.manager import SourceManager, default_source_topic
+
+        if self._source_manager is None:
+            self._source_manager = SourceManager()
+        if topic is None:
+            topic = default_source_topic(source)
+        if topic.name not in self._topic_manager.topics:
+            self._topic_manager.register(topic)
+        self._source_manager.register(
+            source,
+            topic,
+            {**broker_config(self._config.broker_address), **self._config.producer_extra_config},
+            consumer_config=self._kafka_config(self._config.consumer_extra_config),
+            consumer_group=self._config.consumer_group,
+            processing_guarantee=self._config.processing_guarantee,
+            request_timeout=self._config.request_timeout,
+            loglevel=self._loglevel,  # type: ignore[arg-type]  # a level name, as configure_logging takes
+        )
+        return topic
 
     def register_output_topic(self, topic: Topic) -> None:
         """Called by ``to_topic``: make sure the output topic is created on run."""
@@ -467,6 +511,8 @@ class Application:
         if dataframe is not None:
             logger.warning("run(dataframe=...) is deprecated; dataframes are tracked automatically")
         if not self._dataframes:
+            if self._source_manager is not None:
+                return self._run_sources_only(timeout)
             raise StreamsparkException("Nothing to run: create a dataframe with app.dataframe(topic) first")
         from .engine.masters import check_state_dir, is_local_master, running_session
         from .engine.runner import QueryRunner, RunLimits
@@ -507,20 +553,56 @@ class Application:
         )
         if self._stop_requested.is_set():
             runner.request_stop()
+        watcher = _SourceWatcher(self._source_manager, runner) if self._source_manager is not None else None
         try:
             with self._signal_handlers(runner):
+                if watcher is not None:
+                    watcher.start()
                 logger.info("Starting the streaming query (checkpoint: %s)", self.checkpoint_dir)
                 runner.run(RunLimits(timeout=timeout, count=count))
         finally:
             restore_callbacks()
             if callbacks is not None:
                 callbacks.close()
+            if watcher is not None:
+                watcher.stop()
         self._runner = None
+        if watcher is not None:
+            watcher.raise_for_error()
         self._stop_requested.clear()
         logger.info("Stopped after %d batch(es): %d in, %d out", runner.batches, runner.inputs, runner.outputs)
         if not collect:
             return []
         return runner.collected[:count] if count else runner.collected
+
+    def _run_sources_only(self, timeout: float) -> list[Any]:
+        """``run()`` of an application with sources and no dataframe: the sources produce
+        until they all finish, ``timeout`` seconds pass (when given), SIGTERM/Ctrl+C or
+        :meth:`stop`."""
+        assert self._source_manager is not None
+        logger.info("Checking topics on %s", self._config.broker_address.bootstrap_servers)
+        self._topic_manager.ensure_topics()
+        stop = threading.Event()
+
+        class _Stopper:
+            def request_stop(self) -> None:
+                stop.set()
+
+        manager = self._source_manager
+        deadline = time.monotonic() + timeout if timeout else None
+        with self._signal_handlers(_Stopper()):
+            manager.start()
+            try:
+                while manager.is_alive() and not stop.is_set() and not self._stop_requested.is_set():
+                    manager.raise_for_error()
+                    if deadline is not None and time.monotonic() >= deadline:
+                        break
+                    stop.wait(0.2)
+            finally:
+                manager.stop()
+        self._stop_requested.clear()
+        manager.raise_for_error()
+        return []
 
     @contextlib.contextmanager
     def _signal_handlers(self, runner: Any) -> Iterator[None]:
@@ -538,3 +620,41 @@ class Application:
         finally:
             for sig, prev in previous.items():
                 signal.signal(sig, prev)
+
+
+class _SourceWatcher:
+    """Starts an application's sources beside its streaming query and checks them every
+    ``interval`` seconds: a failed source stops the query at once (the micro-batch in flight is
+    not committed) and its :class:`~streamspark.sources.SourceException` is raised by ``run()``."""
+
+    def __init__(self, manager: "SourceManager", runner: Any, interval: float = 0.5) -> None:
+        self.manager, self.runner, self.interval = manager, runner, interval
+        self.error: Optional[BaseException] = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="streamspark-sources", daemon=True)
+
+    def start(self) -> None:
+        self.manager.start()
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.manager.raise_for_error()
+            except BaseException as exc:  # a SourceException: the run fails with it
+                self.error = exc
+                self.runner.fail_fast = True
+                self.runner.request_stop()
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self.manager.stop()
+
+    def raise_for_error(self) -> None:
+        """Raise the failure of a source seen while the query ran, or since."""
+        if self.error is not None:
+            raise self.error
+        self.manager.raise_for_error()

@@ -119,7 +119,6 @@ NOT_BUILT_YET: dict[str, str] = {
     "sources/joins/schema formats",
     "quixstreams.dataframe.dataframe.StreamingDataFrame.join_interval": "not built yet, issue: "
     "sources/joins/schema formats",
-    "quixstreams.app.Application.add_source": "not built yet, issue: sources/joins/schema formats",
 }
 
 #: Known differences in packages other components own -> what differs. Each entry must still
