@@ -54,6 +54,8 @@ workers="${STREAMSPARK_TEST_WORKERS:-2}"
 parallel=()
 # (loadgroup: tests marked with one xdist_group, e.g. the standalone cluster's, share a worker)
 [ "$workers" != 0 ] && parallel=(-n "$workers" --dist loadgroup)
+# lint (pyproject.toml [tool.ruff]) and types, before the tests
+"$root/.venv/bin/python" -m ruff check -q "$root/streamspark" "$root/tests" "$root/bench"
 # the documentation (mkdocs.yml, docs/, the API reference from the docstrings) builds with no
 # warning; its log is shown only when it fails (mkdocs' -q would also hide the warnings that
 # --strict counts, so the build would pass with them)

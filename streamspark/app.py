@@ -20,7 +20,6 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Optional, Union
 
-from pydantic import ConfigDict
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .dataframe.dataframe import StreamingDataFrame

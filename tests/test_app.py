@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 import pytest
 
 from streamspark import TopicConfig
-from streamspark.exceptions import BrokerUnreachableError, ProcessingError
+from streamspark.exceptions import BrokerUnreachableError
 from streamspark.sinks import ListSink
 
 from .conftest import json_messages

@@ -123,18 +123,7 @@ NOT_BUILT_YET: dict[str, str] = {
 
 #: Known differences in packages other components own -> what differs. Each entry must still
 #: differ (a fixed one fails test_pending_entries_still_differ until it is removed here).
-PENDING_IN_OTHER_AREAS: dict[str, str] = {
-    # streamspark/dataframe
-    "quixstreams.dataframe.dataframe.StreamingDataFrame.register_store": "missing",
-    "quixstreams.dataframe.windows.sliding": "module missing (SlidingWindow)",
-    "quixstreams.dataframe.windows.time_based": "module missing (TimeWindow with final/current)",
-    "quixstreams.dataframe.windows.count_based": "module missing (CountWindow)",
-    "quixstreams.dataframe.windows.base": "module missing (Window, SingleAggregationWindowMixin, "
-    "get_window_ranges)",
-    # streamspark/utils (the JSON deserializer's per-message path)
-    "quixstreams.utils.json.loads": "is orjson.loads itself (positional-only parameter obj), the reference "
-    "names the parameter value",
-}
+PENDING_IN_OTHER_AREAS: dict[str, str] = {}
 
 #: Import paths users write that the reference's pages do not list: names a package re-exports
 #: (its package page is empty), e.g. ``from quixstreams import State``, and the import of the

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import logging
 import operator
 import pprint
 import warnings
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     )
 
 __all__ = ("StreamingDataFrame",)
+
+logger = logging.getLogger("streamspark")
 
 
 class _TestEmitter:
@@ -102,6 +105,25 @@ class StreamingDataFrame:
         }
 
     # --- identity --------------------------------------------------------------------
+    def register_store(self, store_type: Optional[Any] = None) -> None:
+        """Does nothing: Spark's state store keeps the state of this stream.
+
+        Every stateful step (``apply/update/filter(..., stateful=True)``, windows) keeps its
+        per-key state in Spark's state store automatically, so there is no store to register
+        and no store type to pick. A warning is logged once per process.
+
+        >>> from streamspark.models import Topic
+        >>> StreamingDataFrame(Topic("t")).register_store() is None
+        True
+        """
+        global _register_store_warned
+        if not _register_store_warned:
+            _register_store_warned = True
+            logger.warning(
+                "StreamingDataFrame.register_store() does nothing: the state of stateful steps and windows "
+                "is kept per key in Spark's state store automatically (store_type=%r is ignored)", store_type,
+            )
+
     @property
     def topic(self) -> Optional[Topic]:
         return self._topic
@@ -681,6 +703,10 @@ class StreamingDataFrame:
 
         contextvars.copy_context().run(run)
         return result
+
+
+#: whether ``register_store()`` has logged its warning
+_register_store_warned = False
 
 
 def _set_constant(column: Any, constant: Any, value: Any) -> None:

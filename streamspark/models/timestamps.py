@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Optional
 
 __all__ = ("TimestampType", "MessageTimestamp", "TimestampExtractor")
 

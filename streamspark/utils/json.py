@@ -8,7 +8,7 @@ b'{"a":1}'
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Union
 
 import orjson
 
@@ -22,5 +22,12 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value, option=_OPTIONS)
 
 
-#: Deserialize JSON bytes or text (orjson's own function: no wrapper frame on the per-message path).
-loads = orjson.loads
+def loads(value: Union[bytes, bytearray, memoryview, str]) -> Any:
+    """Deserialize JSON bytes or text.
+
+    :raises orjson.JSONDecodeError: (a ``ValueError``) ``value`` is not valid JSON.
+
+    >>> loads('[1, "a"]')
+    [1, 'a']
+    """
+    return orjson.loads(value)

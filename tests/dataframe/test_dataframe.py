@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 from streamspark import message_context
@@ -439,3 +443,30 @@ def test_set_headers_receives_a_list_copy(sdf):
     out = sdf.set_headers(lambda v, k, t, h: seen.append(h) or h + [("b", b"2")]).test(1, headers=headers)
     assert seen == [[("a", b"1")]] and seen[0] is not headers and out[0][3] == [("a", b"1"), ("b", b"2")]
     assert StreamingDataFrame(Topic("t")).set_headers(lambda v, k, t, h: h).test(1)[0][3] == []
+
+
+def test_register_store_is_a_no_op_that_warns_once():
+    """Spark's state store replaces registered stores: one warning per process, state still works."""
+    script = textwrap.dedent("""
+        import logging
+        from streamspark.dataframe import StreamingDataFrame
+        from streamspark.models import Topic
+
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s %(message)s")
+        sdf = StreamingDataFrame(Topic("t"))
+        assert sdf.register_store() is None
+        assert sdf.register_store(store_type="rocksdb") is None
+
+        def count(value, state):
+            state.set("n", state.get("n", 0) + 1)
+            return state.get("n")
+
+        sdf = sdf.apply(count, stateful=True)
+        print([sdf.test(1, key=b"k")[0][0] for _ in range(3)])
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    warnings = [line for line in done.stderr.splitlines() if "register_store" in line]
+    assert len(warnings) == 1, done.stderr
+    assert warnings[0].startswith("WARNING streamspark ")
+    assert "Spark's state store" in warnings[0]
+    assert done.stdout.strip() == "[1, 2, 3]"

@@ -12,7 +12,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer

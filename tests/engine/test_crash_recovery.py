@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import json_messages
 
 APP = Path(__file__).with_name("crash_app.py")
 

@@ -10,15 +10,16 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar, Union
 
-from ...core.stream.exceptions import InvalidOperation
-from ...exceptions import InvalidTopology
-from ..utils import ensure_milliseconds
 from . import _process
 from .aggregations import (
     BaseAggregator, BaseCollector, Collect, Count, Max, Mean, Min, Reduce, Sum,
 )
+from .base import CollectorInCurrentWindow, Window, to_ms
+from .count_based import CountWindow
+from .sliding import SlidingWindow
+from .time_based import ClosingStrategyValues, SessionWindow, TimeWindow
 
 if TYPE_CHECKING:
     from ..dataframe import StreamingDataFrame
@@ -29,75 +30,19 @@ __all__ = (
     "SlidingCountWindowDefinition", "SessionWindowDefinition", "CollectorInCurrentWindow", "to_ms",
 )
 
-ClosingStrategy = Literal["key", "partition"]
+#: kept under its former name
+ClosingStrategy = ClosingStrategyValues
 
 
-def to_ms(value: Union[int, timedelta], what: str = "duration") -> int:
-    """Milliseconds from an int or a ``timedelta`` (rounded to the nearest millisecond).
-
-    >>> to_ms(timedelta(seconds=1.0006)), to_ms(250)
-    (1001, 250)
-    """
-    try:
-        return ensure_milliseconds(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an int (ms) or a timedelta, got {type(value).__name__}") from None
+_WindowT = TypeVar("_WindowT", bound=Window)
 
 
-class CollectorInCurrentWindow(InvalidOperation, InvalidTopology):
-    """``.current()`` on a window with collectors (they need ``.final()``)."""
-
-
-class Window:
-    """A window with its aggregations; pick how results are emitted."""
-
-    def __init__(self, definition: "WindowDefinition", aggregation: _process.Aggregation, name: str) -> None:
-        self._definition = definition
-        self._aggregation = aggregation
-        self.name = name
-
-    def current(self, closing_strategy: ClosingStrategy = "key") -> "StreamingDataFrame":
-        """Emit the updated window(s) on every record (not with collectors)."""
-        if self._aggregation.collect:
-            raise CollectorInCurrentWindow(
-                "BaseCollectors are not supported by `current` windows: collectors (collect(), Collect()) "
-                "work with .final() only"
-            )
-        return self._apply("current", closing_strategy)
-
-    def final(
-        self, closing_strategy: ClosingStrategy = "key", close_idle_after: Optional[Union[int, timedelta]] = None
-    ) -> "StreamingDataFrame":
-        """Emit each window once, when it closes.
-
-        :param close_idle_after: also close a key's open windows once it sent nothing for this
-            long in *processing* time (ms or timedelta) — for keys that went quiet, whose last
-            window would otherwise never close. Later records for those windows are late. On
-            Spark this uses processing-time timers (an empty micro-batch runs every trigger
-            interval to check them). Not in ``sdf.test()``; ``closing_strategy="key"`` only.
-        """
-        idle = to_ms(close_idle_after, "close_idle_after") if close_idle_after is not None else None
-        if idle is not None:
-            if idle <= 0:
-                raise ValueError("close_idle_after must be positive")
-            if closing_strategy != "key":
-                raise TypeError('close_idle_after works with closing_strategy="key" (partition closing already '
-                                "closes the windows of quiet keys)")
-        return self._apply("final", closing_strategy, idle)
-
-    def _apply(self, emit: str, closing_strategy: str, idle_ms: Optional[int] = None) -> "StreamingDataFrame":
-        if closing_strategy not in ("key", "partition"):
-            raise TypeError('closing_strategy must be "key" or "partition"')
-        processor = self._definition._processor(self._aggregation, self.name, closing_strategy == "partition")
-        processor.idle_ms = idle_ms
-        sdf = self._definition._dataframe
-        return sdf._derive(sdf._stream.add_window(processor, emit, sdf.stream_id))
-
-
-class WindowDefinition:
+class WindowDefinition(Generic[_WindowT]):
     """Common part: choose the aggregation(s)."""
 
     _kind = "window"
+    #: the class of the windows this definition makes
+    _window_class: type[_WindowT]
 
     def __init__(self, dataframe: "StreamingDataFrame", name: Optional[str],
                  on_late: Optional[Callable[..., Optional[bool]]] = None) -> None:
@@ -112,44 +57,44 @@ class WindowDefinition:
         raise NotImplementedError
 
     def _window(self, aggregators: dict[str, BaseAggregator], collectors: dict[str, BaseCollector],
-                single: bool, op: str) -> Window:
+                single: bool, op: str) -> _WindowT:
         name = self._name or f"{self._kind}_{self._params()}_{op}"
-        return Window(self, _process.Aggregation(aggregators, collectors, single), name)
+        return self._window_class(self, _process.Aggregation(aggregators, collectors, single), name)
 
-    def _single(self, op: str, aggregation: Union[BaseAggregator, BaseCollector]) -> Window:
+    def _single(self, op: str, aggregation: Union[BaseAggregator, BaseCollector]) -> _WindowT:
         if isinstance(aggregation, BaseCollector):
             return self._window({}, {"value": aggregation}, True, op)
         return self._window({"value": aggregation}, {}, True, op)
 
-    def sum(self) -> Window:
+    def sum(self) -> _WindowT:
         """Sum of the values."""
         return self._single("sum", Sum())
 
-    def count(self) -> Window:
+    def count(self) -> _WindowT:
         """Number of records."""
         return self._single("count", Count())
 
-    def mean(self) -> Window:
+    def mean(self) -> _WindowT:
         """Mean of the values."""
         return self._single("mean", Mean())
 
-    def max(self) -> Window:
+    def max(self) -> _WindowT:
         """Largest value."""
         return self._single("max", Max())
 
-    def min(self) -> Window:
+    def min(self) -> _WindowT:
         """Smallest value."""
         return self._single("min", Min())
 
-    def reduce(self, reducer: Callable[[Any, Any], Any], initializer: Callable[[Any], Any]) -> Window:
+    def reduce(self, reducer: Callable[[Any, Any], Any], initializer: Callable[[Any], Any]) -> _WindowT:
         """``initializer(first value)``, then ``reducer(aggregate, value)``."""
         return self._single("reduce", Reduce(reducer, initializer))
 
-    def collect(self) -> Window:
+    def collect(self) -> _WindowT:
         """All values of the window as a list (``.final()`` only)."""
         return self._single("collect", Collect())
 
-    def agg(self, **operations: Union[BaseAggregator, BaseCollector]) -> Window:
+    def agg(self, **operations: Union[BaseAggregator, BaseCollector]) -> _WindowT:
         """Several named aggregations: ``.agg(avg=Mean("temp"), n=Count())`` → ``{"avg", "n", "start", "end"}``."""
         if not operations:
             raise ValueError("agg() needs at least one named aggregation")
@@ -167,7 +112,9 @@ class WindowDefinition:
         return self._window(aggregators, collectors, False, "agg")
 
 
-class _TimeDefinition(WindowDefinition):
+class _TimeDefinition(WindowDefinition[TimeWindow]):
+    _window_class = TimeWindow
+
     def __init__(self, dataframe: "StreamingDataFrame", duration_ms: Union[int, timedelta],
                  grace_ms: Union[int, timedelta] = 0, name: Optional[str] = None,
                  on_late: Optional[Callable[..., Optional[bool]]] = None,
@@ -208,6 +155,7 @@ class HoppingTimeWindowDefinition(_TimeDefinition):
 
 class SlidingTimeWindowDefinition(_TimeDefinition):
     _kind = "sliding_window"
+    _window_class = SlidingWindow
 
     def _processor(self, aggregation: _process.Aggregation, name: str, by_partition: bool) -> Any:
         if by_partition:
@@ -215,7 +163,9 @@ class SlidingTimeWindowDefinition(_TimeDefinition):
         return _process.SlidingWindowProcessor(name, aggregation, self.duration_ms, self.grace_ms, self._on_late)
 
 
-class _CountDefinition(WindowDefinition):
+class _CountDefinition(WindowDefinition[CountWindow]):
+    _window_class = CountWindow
+
     def __init__(self, dataframe: "StreamingDataFrame", count: int, step: Optional[int] = None,
                  name: Optional[str] = None) -> None:
         super().__init__(dataframe, name)
@@ -252,8 +202,9 @@ class SlidingCountWindowDefinition(_CountDefinition):
     _kind = "sliding_count_window"
 
 
-class SessionWindowDefinition(WindowDefinition):
+class SessionWindowDefinition(WindowDefinition[TimeWindow]):
     _kind = "session_window"
+    _window_class = SessionWindow
 
     def __init__(self, dataframe: "StreamingDataFrame", timeout_ms: Union[int, timedelta],
                  grace_ms: Union[int, timedelta] = 0, name: Optional[str] = None,

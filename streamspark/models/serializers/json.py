@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 import orjson
 
-from ...utils.json import loads as default_loads
 from .base import Deserializer, SerializationContext, Serializer, context_free
 from .confluent_registry import ConfluentBacked, import_optional, registry_client
 from .exceptions import SerializationError
@@ -26,6 +25,10 @@ if TYPE_CHECKING:
     from .schema_registry import SchemaRegistryClientConfig, SchemaRegistrySerializationConfig
 
 __all__ = ("JSONSerializer", "JSONDeserializer", "default_dumps", "default_loads")
+
+#: the default ``loads`` of JSONDeserializer: orjson's own function (``utils.json.loads`` wraps it
+#: with the reference's parameter name; the per-message path calls orjson directly)
+default_loads = orjson.loads
 
 #: orjson options of :func:`default_dumps`: datetimes and dataclasses are not turned into JSON
 _DUMPS_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS

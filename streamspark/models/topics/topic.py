@@ -270,11 +270,11 @@ class Topic:
         default JSON ``loads`` and nothing more (bytes keys, no split, no timestamp
         extractor): a task may then give a sink the raw values of a whole chunk
         (``BaseSink._add_json``)."""
-        from ...utils.json import loads
+        from ..serializers.json import default_loads
 
         vd = self._value_deserializer
         return (
-            isinstance(vd, JSONDeserializer) and vd._plain_loads() is loads and not vd.split_values
+            isinstance(vd, JSONDeserializer) and vd._plain_loads() is default_loads and not vd.split_values
             and type(self._key_deserializer) is BytesDeserializer and self._timestamp_extractor is None
         )
 

@@ -10,7 +10,6 @@ a replayed micro-batch finds its token and writes nothing again.
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Union

@@ -60,7 +60,9 @@ class SourceProducer:
     def client(self) -> confluent_kafka.Producer:
         """The confluent-kafka producer (created, and its transactions initialised, on first use)."""
         if self._inner is None:
-            self._inner = confluent_kafka.Producer(self._config)
+            # librdkafka's log lines go through the producer's queue to Python logging (served
+            # while the source produces or flushes): no reconnect chatter once the source is idle
+            self._inner = confluent_kafka.Producer(self._config, logger=logging.getLogger("streamspark.kafka.client"))
             if self._transactional_id is not None:
                 # fences a previous process with the same id and aborts its open transaction
                 self._inner.init_transactions(self._flush_timeout)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import urllib.request
 
-import boto3
 import psycopg2
 import pymongo
 import pytest
