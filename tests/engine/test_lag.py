@@ -32,3 +32,38 @@ def test_lag_is_the_high_watermark_minus_the_committed_end(broker, kafka, caplog
 def test_end_offsets_reads_both_forms_of_the_report():
     assert end_offsets({"sources": [{"endOffset": {"a": {"3": 9}}}]}) == {"a": {3: 9}}
     assert end_offsets(None) == {} and end_offsets({"sources": [{"endOffset": None}]}) == {}
+
+
+def test_app_status_reports_the_lag_per_partition_while_it_runs(make_app, kafka):
+    """``app.status()`` from another thread: batches, records and the consumer lag per
+    topic-partition after the last committed micro-batch; ``{"running": False}`` outside a run."""
+    import json
+    import threading
+
+    src, out = kafka.new_topic(partitions=2), kafka.new_topic()
+    kafka.produce(src, [{"value": json.dumps({"i": i}).encode(), "partition": i % 2} for i in range(40)])
+    app = make_app(max_records_per_partition=5, commit_interval=0.1)
+    app.dataframe(app.topic(src)).to_topic(app.topic(out))
+    assert app.status() == {"running": False}
+    seen: list[dict] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            status = app.status()
+            if status.get("batches", 0) >= 1 and status.get("lag"):
+                seen.append(status)
+            done.wait(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        app.run(count=40, timeout=30)
+    finally:
+        done.set()
+        watcher.join()
+    assert seen, "no status with a lag seen during the run"
+    assert set(seen[0]["lag"]) == {src} and set(seen[0]["lag"][src]) == {0, 1}
+    assert seen[0]["total_lag"] == sum(seen[0]["lag"][src].values())
+    assert seen[0]["running"] is True and seen[0]["inputs"] >= 10
+    assert app.status() == {"running": False}
