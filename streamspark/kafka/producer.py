@@ -12,7 +12,7 @@ from .configuration import ConnectionConfig
 if TYPE_CHECKING:  # models imports this module (topic admin): a runtime import would be circular
     from ..models.types import Headers
 
-__all__ = ("Producer", "PRODUCER_POLL_TIMEOUT", "PRODUCER_ON_ERROR_RETRIES")
+__all__ = ("Producer", "PRODUCER_POLL_TIMEOUT", "PRODUCER_ON_ERROR_RETRIES", "produce_retrying")
 
 logger = logging.getLogger("streamspark")
 
@@ -32,6 +32,42 @@ def broker_config(broker_address: Union[str, ConnectionConfig]) -> dict[str, Any
     if isinstance(broker_address, ConnectionConfig):
         return broker_address.as_librdkafka_dict()
     return {"bootstrap.servers": broker_address}
+
+
+def produce_retrying(
+    client: confluent_kafka.Producer,
+    topic: str,
+    *,
+    value: Optional[Union[str, bytes]] = None,
+    key: Optional[Union[str, bytes]] = None,
+    headers: Headers = None,
+    partition: Optional[int] = None,
+    timestamp: Optional[int] = None,
+    on_delivery: Optional[Callable[..., None]] = None,
+    poll_timeout: float = PRODUCER_POLL_TIMEOUT,
+    buffer_error_max_tries: int = PRODUCER_ON_ERROR_RETRIES,
+) -> None:
+    """Queue one message on a confluent-kafka ``client``, passing only the arguments that are
+    set. On a full local queue (``BufferError``) poll for up to ``poll_timeout`` seconds to free
+    it and try again, ``buffer_error_max_tries`` times (0: no retry); then the error is raised.
+    """
+    kwargs: dict[str, Any] = {"value": value, "key": key}
+    if headers:
+        kwargs["headers"] = headers
+    if partition is not None:
+        kwargs["partition"] = partition
+    if timestamp is not None:
+        kwargs["timestamp"] = timestamp
+    if on_delivery is not None:
+        kwargs["on_delivery"] = on_delivery
+    for attempt in range(buffer_error_max_tries + 1):
+        try:
+            client.produce(topic, **kwargs)
+            return
+        except BufferError:
+            if attempt >= buffer_error_max_tries:
+                raise
+            client.poll(poll_timeout)
 
 
 class Producer:
@@ -90,24 +126,10 @@ class Producer:
         On a full local queue (``BufferError``) it polls for up to ``poll_timeout`` seconds to
         free it and tries again, ``buffer_error_max_tries`` times (0: no retry).
         """
-        kwargs: dict[str, Any] = {"value": value, "key": key}
-        if headers:
-            kwargs["headers"] = headers
-        if partition is not None:
-            kwargs["partition"] = partition
-        if timestamp is not None:
-            kwargs["timestamp"] = timestamp
-        if on_delivery is not None:
-            kwargs["on_delivery"] = on_delivery
         self._producer.poll(0)
-        for attempt in range(buffer_error_max_tries + 1):
-            try:
-                self._producer.produce(topic, **kwargs)
-                return
-            except BufferError:
-                if attempt >= buffer_error_max_tries:
-                    raise
-                self._producer.poll(poll_timeout)
+        produce_retrying(self._producer, topic, value=value, key=key, headers=headers, partition=partition,
+                         timestamp=timestamp, on_delivery=on_delivery, poll_timeout=poll_timeout,
+                         buffer_error_max_tries=buffer_error_max_tries)
 
     def poll(self, timeout: float = 0) -> int:
         """Serve delivery callbacks for up to ``timeout`` seconds (-1: until there is one)."""

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional, Union
 import confluent_kafka
 
 from ...kafka.exceptions import KafkaProducerDeliveryError
-from ...kafka.producer import PRODUCER_ON_ERROR_RETRIES, PRODUCER_POLL_TIMEOUT
+from ...kafka.producer import PRODUCER_ON_ERROR_RETRIES, PRODUCER_POLL_TIMEOUT, produce_retrying
 from ...models.types import Headers
 
 __all__ = ("SourceProducer",)
@@ -95,23 +95,9 @@ class SourceProducer:
         if self._transactional_id is not None and not self._in_transaction:
             client.begin_transaction()
             self._in_transaction = True
-        kwargs: dict[str, Any] = {"value": value, "key": key, "on_delivery": self._on_delivery}
-        if headers:
-            kwargs["headers"] = headers
-        if partition is not None:
-            kwargs["partition"] = partition
-        if timestamp is not None:
-            kwargs["timestamp"] = timestamp
-        tries_left = buffer_error_max_tries
-        while True:
-            try:
-                client.produce(topic, **kwargs)
-                break
-            except BufferError:
-                if tries_left <= 0:
-                    raise
-                tries_left -= 1
-                client.poll(poll_timeout)
+        produce_retrying(client, topic, value=value, key=key, headers=headers, partition=partition,
+                         timestamp=timestamp, on_delivery=self._on_delivery, poll_timeout=poll_timeout,
+                         buffer_error_max_tries=buffer_error_max_tries)
         client.poll(0)
 
     def poll(self, timeout: float = 0) -> int:
