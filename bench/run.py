@@ -70,7 +70,13 @@ def make_topic(address: str, partitions: int = 4) -> str:
     return name
 
 
-def load(address: str, topic: str, n: int) -> None:
+def _json_bytes(value: dict) -> bytes:
+    return json.dumps(value).encode()
+
+
+def load(address: str, topic: str, n: int, encode: Callable[[dict], bytes] = _json_bytes) -> None:
+    """``n`` sensor readings into ``topic``'s 4 partitions, each value written by ``encode``
+    (JSON by default)."""
     p = Producer({"bootstrap.servers": address, "linger.ms": 50, "batch.num.messages": 10000})
     rnd = random.Random(1)
     for i in range(n):
@@ -78,7 +84,7 @@ def load(address: str, topic: str, n: int) -> None:
              "hum": round(rnd.uniform(0, 100), 3), "site": "plant-north-7", "ts": 1_700_000_000_000 + i}
         while True:
             try:
-                p.produce(topic, key=v["sensor"].encode(), value=json.dumps(v).encode(), partition=i % 4)
+                p.produce(topic, key=v["sensor"].encode(), value=encode(v), partition=i % 4)
                 break
             except BufferError:
                 p.poll(0.1)
@@ -371,10 +377,10 @@ def install_quix() -> str:
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "quixstreams[parquet]"], check=True)
-    elif subprocess.run([str(python), "-c", "import pyarrow"], capture_output=True).returncode != 0:
-        # a venv from before W4 ran on Quix Streams: add its Parquet extra
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "quixstreams[parquet]"], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "quixstreams[parquet,avro]"], check=True)
+    elif subprocess.run([str(python), "-c", "import pyarrow, fastavro"], capture_output=True).returncode != 0:
+        # a venv from before W4 / W1-avro ran on Quix Streams: add its Parquet and Avro extras
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "quixstreams[parquet,avro]"], check=True)
     return str(python)
 
 

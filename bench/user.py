@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/user.py [--messages 500000] [--workloads W1,W2,W3,W6] [--no-quix]
+    .venv/bin/python bench/user.py [--messages 500000] [--workloads W1,W2,W3,W6,W1-avro] [--no-quix]
 
 Each workload is one program text, written once with ``from streamspark import Application``
 and once with ``from quixstreams import Application`` (the only line that differs), with the
@@ -29,7 +29,10 @@ output).
 Workloads (~150-byte JSON values, 4 partitions, keys of 10k sensors, as ``bench/run.py``):
 W1 filter + column arithmetic + apply -> topic; W2 running count per key -> topic; W3 10 s
 tumbling window per key on the payload's event time, mean and count, ``.final()`` -> topic;
-W6 ``group_by`` a field derived from the value (100 groups) + running count per group -> topic.
+W6 ``group_by`` a field derived from the value (100 groups) + running count per group -> topic;
+W1-avro is W1 on the same readings written as schemaless Avro (:data:`READING`), read with
+``AvroDeserializer`` and written with ``AvroSerializer`` (the input schema plus ``temp_f`` and
+``tag``) of the library under test.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from confluent_kafka import Consumer
 
@@ -53,7 +56,19 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _measure import PeakRSS, wait_broker_quiet  # noqa: E402
 from run import count_and_delete, install_quix, load, make_topic  # noqa: E402
 
-#: the program a user writes; ``{library}`` is ``streamspark`` or ``quixstreams``
+#: the Avro schema of the W1-avro input: the fields of ``bench/run.py``'s JSON values
+READING: dict[str, Any] = {
+    "type": "record",
+    "name": "Reading",
+    "fields": [
+        {"name": "id", "type": "long"}, {"name": "sensor", "type": "string"},
+        {"name": "temp", "type": "double"}, {"name": "hum", "type": "double"},
+        {"name": "site", "type": "string"}, {"name": "ts", "type": "long"},
+    ],
+}
+
+#: the program a user writes; ``{library}`` is ``streamspark`` or ``quixstreams``, ``{reading}``
+#: the :data:`READING` schema
 APP = '''\
 import os
 
@@ -77,10 +92,20 @@ app = Application(
     # the fetch limits): both libraries get the same room for that answer
     consumer_extra_config={{"receive.message.max.bytes": 1_000_000_000}},
 )
-source = app.topic(os.environ["BENCH_SRC"],
-                   timestamp_extractor=(lambda v, h, t, tt: v["ts"]) if WORKLOAD == "W3" else None)
+if WORKLOAD == "W1-avro":
+    from {library}.models.serializers.avro import AvroDeserializer, AvroSerializer
+
+    READING = {reading}
+    HOT = {{**READING, "name": "HotReading",
+           "fields": READING["fields"] + [{{"name": "temp_f", "type": "double"}}, {{"name": "tag", "type": "string"}}]}}
+    source = app.topic(os.environ["BENCH_SRC"], value_deserializer=AvroDeserializer(READING))
+    output = app.topic(os.environ["BENCH_OUT"], value_serializer=AvroSerializer(HOT))
+else:
+    source = app.topic(os.environ["BENCH_SRC"],
+                       timestamp_extractor=(lambda v, h, t, tt: v["ts"]) if WORKLOAD == "W3" else None)
+    output = app.topic(os.environ["BENCH_OUT"])
 sdf = app.dataframe(source)
-if WORKLOAD == "W1":
+if WORKLOAD in ("W1", "W1-avro"):
     sdf = sdf[sdf["temp"] > 25]
     sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
     sdf = sdf.apply(lambda v: {{**v, "tag": "hot"}})
@@ -91,11 +116,28 @@ elif WORKLOAD == "W3":
 elif WORKLOAD == "W6":
     sdf = sdf.group_by(lambda v: v["sensor"][-2:], name="sensor_suffix")
     sdf = sdf.apply(count, stateful=True)
-sdf.to_topic(app.topic(os.environ["BENCH_OUT"]))
+sdf.to_topic(output)
 
 if __name__ == "__main__":
     app.run()
 '''
+
+
+def avro_encoder() -> Callable[[dict[str, Any]], bytes]:
+    """Schemaless Avro of :data:`READING`: the bytes both libraries' ``AvroSerializer`` write
+    without a Schema Registry."""
+    import io
+
+    import fastavro
+
+    schema = fastavro.parse_schema(READING)
+
+    def encode(value: dict[str, Any]) -> bytes:
+        buffer = io.BytesIO()
+        fastavro.schemaless_writer(buffer, schema, value)
+        return buffer.getvalue()
+
+    return encode
 
 
 class OutputClock:
@@ -128,7 +170,7 @@ def run_program(python: str, library: str, workload: str, address: str, src: str
                 limit: float) -> dict[str, Any]:
     """Write the program for ``library``, run it with ``python app.py`` and time its outputs."""
     work = Path(tempfile.mkdtemp(prefix=f"bench-user-{library}-"))
-    (work / "app.py").write_text(APP.format(library=library))
+    (work / "app.py").write_text(APP.format(library=library, reading=READING))
     out = make_topic(address)
     env = {**os.environ, "BENCH_WORKLOAD": workload, "BENCH_BROKER": address, "BENCH_SRC": src,
            "BENCH_OUT": out, "BENCH_GROUP": f"user-{library}-{uuid.uuid4().hex[:6]}"}
@@ -209,12 +251,15 @@ def main() -> int:
         systems.insert(0, ("quixstreams", install_quix()))
     rows: list[dict[str, Any]] = []
     with EmbeddedBroker(nice=args.broker_nice) as broker:
-        src = make_topic(broker.address)
-        load(broker.address, src, args.messages)
+        sources: dict[str, str] = {}  # value format -> input topic, loaded once
         for workload in args.workloads.split(","):
+            fmt = "avro" if workload.endswith("-avro") else "json"
+            if fmt not in sources:
+                sources[fmt] = make_topic(broker.address)
+                load(broker.address, sources[fmt], args.messages, **({"encode": avro_encoder()} if fmt == "avro" else {}))
             for library, python in systems:
                 wait_broker_quiet(broker)
-                row = run_program(python, library, workload, broker.address, src, args.idle, args.limit)
+                row = run_program(python, library, workload, broker.address, sources[fmt], args.idle, args.limit)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     result = {"mode": "user", "messages": args.messages, "machine": f"{os.cpu_count()} cores",

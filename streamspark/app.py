@@ -545,6 +545,7 @@ class Application:
         logger.info("Checking topics on %s", self._config.broker_address.bootstrap_servers)
         self._topic_manager.ensure_topics()
         plan = self._plan(collect=collect, metadata=metadata)
+        plan.check_copartitioned()
         callbacks: Optional[Any] = None
         restore_callbacks: Callable[[], None] = lambda: None
         if is_local_master(master):

@@ -111,14 +111,6 @@ NOT_BUILT_YET: dict[str, str] = {
     "quixstreams.sources.community.influxdb3": "not built yet, issue: sources/joins/schema formats",
     "quixstreams.sources.community.file.s3": "not built yet, issue: sources/joins/schema formats",
     "quixstreams.sources.community.file.azure": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.dataframe.joins.join_asof": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.dataframe.joins.join_interval": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.dataframe.joins.base": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.dataframe.joins.utils": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.dataframe.dataframe.StreamingDataFrame.join_asof": "not built yet, issue: "
-    "sources/joins/schema formats",
-    "quixstreams.dataframe.dataframe.StreamingDataFrame.join_interval": "not built yet, issue: "
-    "sources/joins/schema formats",
 }
 
 #: Known differences in packages other components own -> what differs. Each entry must still

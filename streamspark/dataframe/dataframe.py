@@ -17,10 +17,11 @@ import operator
 import pprint
 import warnings
 import weakref
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, List, Literal, Mapping, NoReturn, Optional, Union
 
 from ..context import set_message_context
-from ..core.stream import Stream, StreamNode, compose
+from ..core.stream import JoinStep, Stream, StreamNode, compose
 from ..models.messagecontext import MessageContext
 from ..models.topics.topic import Topic
 from ..models.types import Headers, HeadersTuples
@@ -32,8 +33,9 @@ from .joins.lookups.base import BaseField, BaseLookup
 from .series import StreamingSeries, value_function
 
 if TYPE_CHECKING:
-    from datetime import timedelta
-
+    from .joins.base import OnOverlap
+    from .joins.join_asof import AsOfJoinHow
+    from .joins.join_interval import IntervalJoinHow
     from .windows.definitions import (
         HoppingCountWindowDefinition, HoppingTimeWindowDefinition, SessionWindowDefinition,
         SlidingCountWindowDefinition, SlidingTimeWindowDefinition, TumblingCountWindowDefinition,
@@ -493,9 +495,15 @@ class StreamingDataFrame:
         """
         if not isinstance(other, StreamingDataFrame):
             raise TypeError(f"concat() expects a StreamingDataFrame, got {type(other).__name__}")
+        self._check_same_application(other)
+        return self._merged(other, self._stream.merge(other._stream))
+
+    def _check_same_application(self, other: "StreamingDataFrame") -> None:
         if self._registry is not None and other._registry is not None and self._registry is not other._registry:
             raise InvalidOperation("Cannot concatenate dataframes of different applications")
-        merged = self._stream.merge(other._stream)
+
+    def _merged(self, other: "StreamingDataFrame", merged: Stream) -> "StreamingDataFrame":
+        """The dataframe of ``merged``, a stream fed by this dataframe's and ``other``'s topics."""
         sources = {**self._sources, **other._sources}
         # one in-process state for the trees now connected (sdf.test)
         states = next((_test_states[r] for r in sources.values() if r in _test_states), None)
@@ -512,6 +520,91 @@ class StreamingDataFrame:
         )
 
     # --- joins -----------------------------------------------------------------------
+    def join_asof(
+        self,
+        right: "StreamingDataFrame",
+        how: "AsOfJoinHow" = "inner",
+        on_merge: Union["OnOverlap", Callable[[Any, Any], Any]] = "raise",
+        grace_ms: Union[int, "timedelta"] = timedelta(days=7),
+        name: Optional[str] = None,
+    ) -> "StreamingDataFrame":
+        """Join each record of this dataframe with the latest record of ``right`` with the same
+        key whose timestamp is at or before its own (the enrichment join).
+
+        Records of ``right`` are stored (per key, by timestamp) and emit nothing. Each record of
+        this dataframe looks up the stored right record and emits the merged value, with its own
+        key, timestamp and headers. Storing a right record at ``t`` expires the key's right
+        records older than ``t - grace_ms``. Both topics need the same number of partitions
+        (checked by ``app.run()``). Records of both topics are processed in timestamp order
+        within each micro-batch.
+
+        >>> from streamspark.models import Topic
+        >>> readings, configs = StreamingDataFrame(Topic("readings")), StreamingDataFrame(Topic("configs"))
+        >>> joined = readings.join_asof(configs, how="left", on_merge="keep-left")
+        >>> joined.test({"model": "m1"}, key=b"d1", timestamp=5, topic=configs.topic)
+        []
+        >>> joined.test({"temp": 20}, key=b"d1", timestamp=9, topic=readings.topic)
+        [({'model': 'm1', 'temp': 20}, b'd1', 9, None)]
+
+        :param right: the dataframe to look records up in (another topic).
+        :param how: ``"inner"`` emits only records with a match; ``"left"`` also those without
+            (merged with ``None``).
+        :param on_merge: ``"raise"`` (an error when both values have a key), ``"keep-left"``,
+            ``"keep-right"``, or a function ``(left, right) -> merged`` that returns a new
+            object (it must not change its inputs: the right value is stored state).
+        :param grace_ms: how long right records are kept, in event time (int ms or timedelta).
+        :param name: the name of the store of right records (default ``"join"``); needed to
+            join the same right dataframe more than once.
+        :raises ValueError: both dataframes come from the same topic, or a bad ``how``/``on_merge``.
+        """
+        from .joins.join_asof import AsOfJoin
+
+        return AsOfJoin(how=how, on_merge=on_merge, grace_ms=grace_ms, store_name=name).join(self, right)
+
+    def join_interval(
+        self,
+        right: "StreamingDataFrame",
+        how: "IntervalJoinHow" = "inner",
+        on_merge: Union["OnOverlap", Callable[[Any, Any], Any]] = "raise",
+        grace_ms: Union[int, "timedelta"] = timedelta(days=7),
+        name: Optional[str] = None,
+        backward_ms: Union[int, "timedelta"] = 0,
+        forward_ms: Union[int, "timedelta"] = 0,
+    ) -> "StreamingDataFrame":
+        """Join records of this dataframe and ``right`` with the same key whose timestamps lie
+        within an interval of each other.
+
+        Records of both sides are stored and both emit. A record of this dataframe at ``t``
+        merges with every right record in ``[t - backward_ms, t]``; a right record at ``t``
+        with every record of this dataframe in ``[t - forward_ms, t]``. With both at 0 (the
+        default) only equal timestamps match. ``"left"``/``"outer"`` also emit records of this
+        dataframe without a match, ``"right"``/``"outer"`` right records without one. Outputs
+        have the key and timestamp of the record that produced them, and no headers.
+
+        >>> from streamspark.models import Topic
+        >>> clicks, views = StreamingDataFrame(Topic("clicks")), StreamingDataFrame(Topic("views"))
+        >>> pairs = clicks.join_interval(views, backward_ms=100)
+        >>> pairs.test({"view": "v1"}, key=b"u", timestamp=50, topic=views.topic)
+        []
+        >>> pairs.test({"click": "c1"}, key=b"u", timestamp=120, topic=clicks.topic)
+        [({'click': 'c1', 'view': 'v1'}, b'u', 120, [])]
+
+        :param right: the other dataframe (another topic).
+        :param how: ``"inner"``, ``"left"``, ``"right"`` or ``"outer"``.
+        :param on_merge: as :meth:`join_asof`.
+        :param grace_ms: how long records of both sides are kept, in event time.
+        :param name: the name of the join's stores (default ``"join"``).
+        :param backward_ms: how far back from a left record right records match.
+        :param forward_ms: how far forward from a left record right records match.
+        :raises ValueError: a self-join, a bad ``how``/``on_merge``, or ``backward_ms > grace_ms``.
+        """
+        from .joins.join_interval import IntervalJoin
+
+        return IntervalJoin(
+            how=how, on_merge=on_merge, grace_ms=grace_ms, store_name=name, backward_ms=backward_ms,
+            forward_ms=forward_ms,
+        ).join(self, right)
+
     def join_lookup(
         self,
         lookup: BaseLookup[Any],
@@ -707,6 +800,17 @@ class StreamingDataFrame:
 
 #: whether ``register_store()`` has logged its warning
 _register_store_warned = False
+
+
+def joined(left: StreamingDataFrame, right: StreamingDataFrame, step: JoinStep) -> StreamingDataFrame:
+    """The dataframe of the outputs of ``step`` joining ``left`` with ``right`` (for :mod:`.joins`).
+
+    :raises InvalidOperation: the dataframes belong to different applications, one is upstream
+        of the other, or a join already uses one of the stores of ``step``.
+    """
+    left._check_same_application(right)
+    stream_id = "--".join(sorted({left.stream_id, right.stream_id}))
+    return left._merged(right, left.stream.join(right.stream, step, stream_id))
 
 
 def _set_constant(column: Any, constant: Any, value: Any) -> None:

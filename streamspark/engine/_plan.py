@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable, Optional
 
 from ..core.stream import StreamNode
@@ -45,6 +46,16 @@ class PipelinePlan:
 
         if not self.group_nodes:
             return
+        for node in self.nodes():
+            if node.kind != "merge" or node.parent is None:
+                continue
+            sides = [node.parent, *node.options["merged_from"]]
+            if len({_after_group_by(side) for side in sides}) > 1 and _stateful_from(node):
+                raise InvalidTopology(
+                    f"{describe(node)} merges a dataframe after a group_by() with one that is not, and "
+                    "a join or stateful step follows; streamspark runs state either after a group_by() or "
+                    "without one: group_by() both dataframes (or neither) before merging them"
+                )
         if self.by_partition:
             raise InvalidTopology(
                 'closing_strategy="partition" after a group_by() is not supported yet: use "key"'
@@ -64,6 +75,45 @@ class PipelinePlan:
                         "streamspark supports stateful steps either without group_by() or after it"
                     )
                 stack.extend((child, below_group or node.kind == "group_by") for child in node.children)
+
+    def check_copartitioned(self) -> None:
+        """Refuse topics whose records meet in one state with different partition counts.
+
+        A join, or a stateful step or window after a ``concat`` of topics, keeps the state of a
+        key for the records of all those topics; as the reference requires, their partition
+        counts (read from the broker) must be equal. Topics whose broker configuration is not
+        known are not checked.
+
+        :raises TopicPartitionsMismatch: naming the topics and their partition counts.
+        """
+        from ..core.stream import sources_of
+        from ..models.topics.exceptions import TopicConfigurationError, TopicPartitionsMismatch
+
+        names = {id(root): name for name, root in self.roots.items()}
+        for node in self.nodes():
+            if not node.options.get("stream_id"):
+                continue
+            topics = [self.topics[names[id(root)]] for root in sources_of(node, through_group_by=False)
+                      if id(root) in names]
+            counts = {}
+            for topic in topics:
+                try:
+                    counts[topic.name] = topic.broker_config.num_partitions
+                except TopicConfigurationError:  # not read from a broker: nothing to check
+                    continue
+            if len(set(counts.values())) > 1:
+                found = ", ".join(f'"{name}" ({n} partitions)' for name, n in counts.items())
+                raise TopicPartitionsMismatch(
+                    f"The underlying topics must have the same number of partitions to use State; got {found}"
+                )
+
+    @functools.cached_property
+    def time_aligned(self) -> bool:
+        """True when records of several topics meet in a merge (``concat`` or a join): a state
+        bucket then runs its records in timestamp order across topics."""
+        from ..core.stream import sources_of
+
+        return any(node.kind == "merge" and len(sources_of(node)) > 1 for node in self.nodes())
 
     @property
     def by_partition(self) -> bool:
@@ -94,3 +144,24 @@ class PipelinePlan:
 
     def sink_nodes(self) -> list[StreamNode]:
         return [node for node in self.nodes() if node.kind == "sink"]
+
+
+def _after_group_by(node: StreamNode) -> bool:
+    """True when ``node`` is a group_by or below one (on its own tree)."""
+    current: Optional[StreamNode] = node
+    while current is not None:
+        if current.kind == "group_by":
+            return True
+        current = current.parent
+    return False
+
+
+def _stateful_from(node: StreamNode) -> bool:
+    """True when ``node`` or a step below it keeps state."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.options.get("stream_id"):
+            return True
+        stack.extend(current.children)
+    return False

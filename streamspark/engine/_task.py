@@ -26,6 +26,7 @@ from ..sinks.base.exceptions import SinkBackpressureError
 from ..sinks.base.sink import BaseSink
 from ..state.store import scope_key
 from ._arrow import ddl
+from .alignment import in_time_order
 from .bucketing import bucket_of_key
 from .callbacks import flush_stdout, forward_stdout
 from .summary import SUMMARY_SCHEMA, Stage, TaskError, TaskSummary
@@ -605,19 +606,24 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
         )
         if frame is not None and len(frame):
             frame = frame.sort_values(["partition", "offset"], kind="stable")
+            # records of several topics meeting in a merge or join run in timestamp order
+            ranks = {name: i for i, name in enumerate(plan.topics)} if plan.time_aligned else None
             if grouped:
                 processor.input_count = 0  # counted by the pre-shuffle stage
-                processor.process_grouped([
+                rows = [
                     (node_id, pickle.loads(k), pickle.loads(v), ts, pickle.loads(h) if h is not None else None, t, p, o)
                     for node_id, k, v, ts, h, t, p, o in zip(
                         frame["group_node"], frame["gkey"], frame["gvalue"], frame["timestamp"], frame["gheaders"],
                         frame["topic"], frame["partition"], frame["offset"],
                     )
-                ])
-            elif "records" in frame.columns:
-                processor.process(_unpacked(frame["records"].tolist()))
+                ]
+                processor.process_grouped(rows if ranks is None else in_time_order(rows, ranks, 5, 6, 7, 3))
             else:
-                processor.process(source_records({name: frame[name].tolist() for name in SOURCE_COLUMNS}))
+                records: Iterable[tuple[Any, ...]] = (
+                    _unpacked(frame["records"].tolist()) if "records" in frame.columns
+                    else source_records({name: frame[name].tolist() for name in SOURCE_COLUMNS})
+                )
+                processor.process(records if ranks is None else in_time_order(records, ranks))
         if plan.idle_ms is not None:
             processor.run_tickers(store.tickers, int(time.time() * 1000))
         summary = processor.finish()

@@ -2,10 +2,11 @@
 
 from .exceptions import InvalidOperation, InvalidTopology
 from .stream import (
-    BatchedWindow, Emitter, PushFn, ReturningFn, StateProvider, Stream, StreamNode, compose, describe,
+    BatchedWindow, Emitter, JoinStep, PushFn, ReturningFn, StateProvider, Stream, StreamNode, compose, describe,
+    sources_of,
 )
 
 __all__ = (
     "Stream", "StreamNode", "compose", "describe", "Emitter", "StateProvider", "PushFn", "ReturningFn",
-    "BatchedWindow", "InvalidTopology", "InvalidOperation",
+    "BatchedWindow", "JoinStep", "InvalidTopology", "InvalidOperation", "sources_of",
 )

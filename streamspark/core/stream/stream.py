@@ -28,7 +28,7 @@ from .exceptions import InvalidOperation, InvalidTopology
 
 __all__ = (
     "Stream", "StreamNode", "compose", "describe", "Emitter", "StateProvider", "PushFn", "ReturningFn",
-    "BatchedWindow",
+    "BatchedWindow", "JoinStep", "sources_of",
 )
 
 #: push(value, key, timestamp_ms, headers) -> None
@@ -61,6 +61,21 @@ class Emitter(Protocol):
     def to_group(self, node: "StreamNode", value: Any, key: Any, timestamp: int, headers: Any) -> None: ...
 
 
+class JoinStep(Protocol):
+    """A join of two streams (:meth:`Stream.join`): compiled once per state, it gives what a
+    record of each side runs."""
+
+    def compile(self, states: Any, downstream: PushFn) -> tuple[PushFn, PushFn]:
+        """``(left_push, right_push)``, sending the join's outputs to ``downstream``."""
+        ...
+
+    def stores(self) -> list[tuple[str, str]]:
+        """The (stream id, store name) pairs of the state the join writes."""
+        ...
+
+    def describe(self) -> str: ...
+
+
 def _copy_value(value: Any) -> Any:
     """Copy a value for a branch (pickle round-trip is faster than deepcopy for plain data)."""
     if value is None or isinstance(value, (int, float, str, bytes, bool)):
@@ -83,6 +98,8 @@ class StreamNode:
     ``merge`` node below one of the merged streams, passing records on, and a ``merge_into``
     leaf below the other, whose ``target`` option is that merge node: records reaching it
     continue below the merge node (also across trees, for streams of different topics).
+    A join is a merge node with the ``join`` option (a :class:`JoinStep`): records of the
+    merge node's own stream run its left side, those reaching the ``merge_into`` leaf its right.
 
     A filter or update node with the ``returning`` option runs a detached chain of apply steps
     (see :meth:`Stream.diff`) and filters on, or passes to ``func(value, result)``, its result.
@@ -264,6 +281,38 @@ class Stream:
         other.add_step("merge_into", None, target=merged.node)
         return merged
 
+    def join(self, other: "Stream", step: JoinStep, stream_id: str) -> "Stream":
+        """A stream of the outputs of ``step`` joining this stream (left) with ``other`` (right).
+
+        The join is stateful (its ``stream_id`` names it in errors and makes the engine run it
+        per key bucket).
+
+        :raises InvalidOperation: as :meth:`merge`, and when a join upstream of either stream
+            already writes one of the stores of ``step``.
+        """
+        taken = {store for node in self._joins_upstream(other) for store in node.options["join"].stores()}
+        clash = sorted(taken & set(step.stores()))
+        if clash:
+            stream, name = clash[0]
+            raise InvalidOperation(
+                f'A join already stores the records of "{stream}" in the store "{name}": '
+                "pass a different name= to this join"
+            )
+        joined = self.merge(other)
+        joined.node.options["join"] = step
+        joined.node.options["stream_id"] = stream_id
+        return joined
+
+    def _joins_upstream(self, other: "Stream") -> list[StreamNode]:
+        """The join nodes of the trees of both streams."""
+        found: list[StreamNode] = []
+        for root in Stream.of(self.node).roots() + Stream.of(other.node).roots():
+            for n in Stream.of(root).nodes():
+                target = n.options["target"] if n.kind == "merge_into" else n
+                if target.options.get("join") is not None and not any(target is f for f in found):
+                    found.append(target)
+        return found
+
     # --- the tree ----------------------------------------------------------------------
     def roots(self) -> list[StreamNode]:
         """The root of this node's tree and of every tree merged into it (see :meth:`merge`)."""
@@ -418,7 +467,20 @@ def _chain(last: StreamNode) -> list[StreamNode]:
     return chain
 
 
-def _upstream(node: StreamNode) -> list[StreamNode]:
+def sources_of(node: StreamNode, through_group_by: bool = True) -> list[StreamNode]:
+    """The roots (input topics) whose records reach ``node``, through merges and joins.
+
+    Without ``through_group_by``, the search stops at a ``group_by``: what follows it gets
+    re-keyed records, whatever topic they came from.
+    """
+    found: list[StreamNode] = []
+    for n in _upstream(node, through_group_by):
+        if n.parent is None and not any(n is f for f in found):
+            found.append(n)
+    return found
+
+
+def _upstream(node: StreamNode, through_group_by: bool = True) -> list[StreamNode]:
     """``node`` and every node whose records reach it (through merges too)."""
     found: list[StreamNode] = []
     pending = [node]
@@ -428,6 +490,8 @@ def _upstream(node: StreamNode) -> list[StreamNode]:
             found.append(current)
             if current.kind == "merge":
                 pending.extend(current.options["merged_from"])
+            if current.kind == "group_by" and not through_group_by and current is not node:
+                break
             current = current.parent
     return found
 
@@ -469,6 +533,8 @@ def describe(node: StreamNode) -> str:
     """A readable name of a step for error messages, e.g. ``apply(count) in stream "clicks"``."""
     if node.kind == "window":
         name = node.options["window"].name
+    elif node.options.get("join") is not None:
+        return f'join({node.options["join"].describe()}) [step #{node.id}]'
     elif node.options.get("returning") is not None:
         name = ", ".join(getattr(n.func, "__name__", "?") for n in _chain(node.options["returning"]))
     else:
@@ -816,11 +882,24 @@ def compose(
 
     # a merge node is compiled once and fed by each of its merged streams
     merges: dict[int, PushFn] = {}
+    joins: dict[int, tuple[PushFn, PushFn]] = {}
+
+    def join_of(n: StreamNode) -> tuple[PushFn, PushFn]:
+        pair = joins.get(n.id)
+        if pair is None:
+            if states is None:
+                raise InvalidTopology(f"{describe(n)} is stateful and needs a state provider to compile")
+            pair = joins[n.id] = n.options["join"].compile(states, children(n, False))
+        return pair
 
     def build(n: StreamNode, alone: bool) -> PushFn:
         if n.kind == "merge_into":
             n = n.options["target"]
+            if n.options.get("join") is not None:
+                return join_of(n)[1]
         if n.kind == "merge":
+            if n.options.get("join") is not None:
+                return join_of(n)[0]
             push = merges.get(n.id)
             if push is None:
                 push = merges[n.id] = children(n, False)

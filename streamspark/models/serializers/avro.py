@@ -32,8 +32,15 @@ Schema = Union[str, list[Any], Mapping[str, Any]]
 _SERIALIZER_CONF = ("auto_register_schemas", "normalize_schemas", "use_latest_version", "subject_name_strategy")
 
 
+_FASTAVRO: Any = None
+
+
 def _fastavro() -> Any:
-    return import_optional("fastavro", "avro")
+    """fastavro, imported once (the serializers call it per message)."""
+    global _FASTAVRO
+    if _FASTAVRO is None:
+        _FASTAVRO = import_optional("fastavro", "avro")
+    return _FASTAVRO
 
 
 class AvroSerializer(ConfluentBacked, Serializer):
@@ -50,7 +57,8 @@ class AvroSerializer(ConfluentBacked, Serializer):
     :param schema_registry_serialization_config: more settings for the registry (needs
         ``schema_registry_client_config``).
 
-    A record that does not match the schema raises :class:`SerializationError`.
+    A record that does not match the schema raises :class:`SerializationError` naming the topic
+    it was for (on produce: the output topic).
     """
 
     def __init__(
@@ -75,16 +83,19 @@ class AvroSerializer(ConfluentBacked, Serializer):
             return data
         buffer = io.BytesIO()
         try:
-            _fastavro().schemaless_writer(
-                buffer,
-                self._parsed,
-                value,
-                strict=self._strict,
-                strict_allow_default=self._strict_allow_default,
-                disable_tuple_notation=self._disable_tuple_notation,
-            )
+            if self._strict or self._strict_allow_default or self._disable_tuple_notation:
+                _fastavro().schemaless_writer(
+                    buffer,
+                    self._parsed,
+                    value,
+                    strict=self._strict,
+                    strict_allow_default=self._strict_allow_default,
+                    disable_tuple_notation=self._disable_tuple_notation,
+                )
+            else:  # fastavro's defaults
+                _fastavro().schemaless_writer(buffer, self._parsed, value)
         except Exception as exc:
-            raise as_serialization_error(exc, "Value does not match the Avro schema") from exc
+            raise as_serialization_error(exc, "Value does not match the Avro schema", ctx) from exc
         return buffer.getvalue()
 
     def _build_confluent(self) -> Any:
@@ -99,6 +110,16 @@ class AvroSerializer(ConfluentBacked, Serializer):
         return avro.AvroSerializer(
             registry_client(self._client_config), json.dumps(self._schema), conf=conf
         )
+
+
+#: fastavro ``schemaless_reader``'s defaults for the options AvroDeserializer passes on
+_READER_DEFAULTS = {
+    "return_record_name": False,
+    "return_record_name_override": False,
+    "return_named_type": False,
+    "return_named_type_override": False,
+    "handle_unicode_errors": "strict",
+}
 
 
 class AvroDeserializer(ConfluentBacked, Deserializer):
@@ -149,14 +170,18 @@ class AvroDeserializer(ConfluentBacked, Deserializer):
             "return_named_type_override": return_named_type_override,
             "handle_unicode_errors": handle_unicode_errors,
         }
+        #: every option at fastavro's default: the per-message call passes none of them
+        self._default_options = self._options == _READER_DEFAULTS
 
     def __call__(self, value: bytes, ctx: SerializationContext) -> Any:
         if self._client_config is not None:
             return self._call_confluent(value, ctx, "Avro deserialization")
         try:
+            if self._default_options:
+                return _fastavro().schemaless_reader(io.BytesIO(value), self._writer, self._reader)
             return _fastavro().schemaless_reader(io.BytesIO(value), self._writer, self._reader, **self._options)
         except Exception as exc:
-            raise as_serialization_error(exc, "Value is not valid Avro for the schema") from exc
+            raise as_serialization_error(exc, "Value is not valid Avro for the schema", ctx) from exc
 
     def _build_confluent(self) -> Any:
         assert self._client_config is not None

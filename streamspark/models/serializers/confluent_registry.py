@@ -17,7 +17,7 @@ from .exceptions import SerializationError
 if TYPE_CHECKING:
     from .schema_registry import SchemaRegistryClientConfig, SchemaRegistrySerializationConfig
 
-__all__ = ("ConfluentBacked", "import_optional", "registry_client", "registry_context", "as_serialization_error")
+__all__ = ("ConfluentBacked", "import_optional", "registry_client", "registry_context", "as_serialization_error", "where")
 
 
 def import_optional(module: str, extra: str) -> ModuleType:
@@ -69,15 +69,27 @@ def registry_context(ctx: Optional[SerializationContext], owner: str) -> Any:
     return ConfluentContext(ctx.topic, field, ctx.headers)
 
 
-def as_serialization_error(exc: Exception, what: str) -> SerializationError:
-    """``exc`` as a :class:`SerializationError` (kept as it is when it already is one).
+def where(ctx: Optional[SerializationContext]) -> str:
+    """`` (topic "<name>", key|value)`` for error messages, or nothing without a context.
+
+    >>> where(SerializationContext("readings"))
+    ' (topic "readings", value)'
+    """
+    return "" if ctx is None else f' (topic "{ctx.topic}", {ctx.field})'
+
+
+def as_serialization_error(exc: Exception, what: str, ctx: Optional[SerializationContext] = None) -> SerializationError:
+    """``exc`` as a :class:`SerializationError` (kept as it is when it already is one); with
+    ``ctx`` the message names the topic and the field (on produce: the output topic).
 
     >>> str(as_serialization_error(ValueError("bad"), "Avro value"))
     'Avro value: bad'
+    >>> str(as_serialization_error(ValueError("bad"), "Avro value", SerializationContext("out")))
+    'Avro value (topic "out", value): bad'
     """
     if isinstance(exc, SerializationError):
         return exc
-    return SerializationError(f"{what}: {str(exc) or type(exc).__name__}")
+    return SerializationError(f"{what}{where(ctx)}: {str(exc) or type(exc).__name__}")
 
 
 class ConfluentBacked:
@@ -122,7 +134,7 @@ class ConfluentBacked:
                 self._confluent = self._build_confluent()
             return self._confluent(value, confluent_ctx)
         except Exception as exc:
-            raise as_serialization_error(exc, f"{what} through the Schema Registry failed") from exc
+            raise as_serialization_error(exc, f"{what} through the Schema Registry failed", ctx) from exc
 
     def __getstate__(self) -> dict[str, Any]:
         inherited: Any = super().__getstate__()  # type: ignore[misc]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 import orjson
 
 from .base import Deserializer, SerializationContext, Serializer, context_free
-from .confluent_registry import ConfluentBacked, import_optional, registry_client
+from .confluent_registry import ConfluentBacked, import_optional, registry_client, where
 from .exceptions import SerializationError
 
 if TYPE_CHECKING:
@@ -81,13 +81,13 @@ class _Validating:
         self._own_validator = validator is None
         self._validator = _make_validator(schema, validator)
 
-    def _validate(self, value: Any) -> None:
+    def _validate(self, value: Any, ctx: Optional[SerializationContext]) -> None:
         from jsonschema import ValidationError
 
         try:
             self._validator.validate(value)
         except ValidationError as exc:
-            raise SerializationError(f"JSON schema validation failed: {exc.message}") from exc
+            raise SerializationError(f"JSON schema validation failed{where(ctx)}: {exc.message}") from exc
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -139,7 +139,7 @@ class JSONSerializer(ConfluentBacked, _Validating, Serializer):
 
     def __call__(self, value: Any, ctx: SerializationContext) -> bytes | str:
         if self._validator is not None:
-            self._validate(value)
+            self._validate(value, ctx)
         if self._client_config is not None:
             data: bytes = self._call_confluent(value, ctx, "JSON serialization")
             return data
@@ -230,7 +230,7 @@ class JSONDeserializer(ConfluentBacked, _Validating, Deserializer):
             except (TypeError, ValueError) as exc:
                 raise self.not_deserializable(exc) from exc
         if self._validator is not None:
-            self._validate(data)
+            self._validate(data, ctx)
         return data
 
     def _build_confluent(self) -> Any:

@@ -55,7 +55,8 @@ class ProtobufSerializer(ConfluentBacked, Serializer):
     :param schema_registry_serialization_config: more settings for the registry (needs
         ``schema_registry_client_config``).
 
-    A dict that does not fit ``msg_type`` raises :class:`SerializationError`.
+    A dict that does not fit ``msg_type`` raises :class:`SerializationError` naming the topic it
+    was for (on produce: the output topic).
     """
 
     def __init__(
@@ -71,23 +72,23 @@ class ProtobufSerializer(ConfluentBacked, Serializer):
         self._deterministic = deterministic
         self._ignore_unknown_fields = ignore_unknown_fields
 
-    def _message(self, value: Union[Message, Any]) -> Message:
+    def _message(self, value: Union[Message, Any], ctx: Optional[SerializationContext]) -> Message:
         if isinstance(value, self._msg_type):
             return value
         try:
             return ParseDict(value, self._msg_type(), ignore_unknown_fields=self._ignore_unknown_fields)
         except Exception as exc:
-            raise as_serialization_error(exc, f"Value does not fit {self._msg_type.__name__}") from exc
+            raise as_serialization_error(exc, f"Value does not fit {self._msg_type.__name__}", ctx) from exc
 
     def __call__(self, value: Any, ctx: SerializationContext) -> bytes:
-        message = self._message(value)
+        message = self._message(value, ctx)
         if self._client_config is not None:
             data: bytes = self._call_confluent(message, ctx, "Protobuf serialization")
             return data
         try:
             return message.SerializeToString(deterministic=self._deterministic)
         except Exception as exc:
-            raise as_serialization_error(exc, f"Value does not fit {self._msg_type.__name__}") from exc
+            raise as_serialization_error(exc, f"Value does not fit {self._msg_type.__name__}", ctx) from exc
 
     def _build_confluent(self) -> Any:
         assert self._client_config is not None
@@ -141,7 +142,7 @@ class ProtobufDeserializer(ConfluentBacked, Deserializer):
             try:
                 message = self._msg_type.FromString(value)
             except Exception as exc:
-                raise as_serialization_error(exc, f"Value is not a valid {self._msg_type.__name__}") from exc
+                raise as_serialization_error(exc, f"Value is not a valid {self._msg_type.__name__}", ctx) from exc
         if not self._as_dict:
             return message
         return MessageToDict(

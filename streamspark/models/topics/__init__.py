@@ -9,6 +9,7 @@ from .exceptions import (
     TopicConfigurationMismatch,
     TopicNameLengthExceeded,
     TopicNotFoundError,
+    TopicPartitionsMismatch,
     TopicPermissionError,
 )
 from .manager import TopicManager
@@ -28,6 +29,7 @@ __all__ = (
     "TopicConfigurationError",
     "TopicNameLengthExceeded",
     "TopicPermissionError",
+    "TopicPartitionsMismatch",
     "CreateTopicFailure",
     "CreateTopicTimeout",
 )

@@ -20,6 +20,7 @@ __all__ = (
     "TopicNameLengthExceeded",
     "TopicPermissionError",
     "TopicConfigurationError",
+    "TopicPartitionsMismatch",
 )
 
 
@@ -29,6 +30,11 @@ class TopicNotFoundError(StreamsparkException):
 
 class TopicConfigurationMismatch(StreamsparkException):
     """A topic on the broker differs from what it must be (e.g. a changelog's partition count)."""
+
+
+class TopicPartitionsMismatch(StreamsparkException):
+    """Topics whose records meet in one state (a join, or a stateful step after ``concat``)
+    have different partition counts."""
 
 
 class CreateTopicTimeout(StreamsparkException):

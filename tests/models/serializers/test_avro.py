@@ -15,6 +15,7 @@ import fastavro
 import pytest
 from confluent_kafka.schema_registry import Schema
 
+from streamspark.models import Topic
 from streamspark.models.serializers import SerializationContext, SerializationError
 from streamspark.models.serializers.avro import AvroDeserializer, AvroSerializer
 from streamspark.models.serializers.confluent_registry import registry_client
@@ -88,6 +89,12 @@ def test_bad_records_and_bytes_are_serialization_errors():
         AvroSerializer(SCHEMA)({"a": "not an int"}, None)
     with pytest.raises(SerializationError, match="not valid Avro"):
         AvroDeserializer(SCHEMA)(b"\x0a", None)  # the string is missing
+
+
+def test_a_record_refused_on_produce_names_the_output_topic():
+    topic = Topic("hot-readings", value_serializer=AvroSerializer(SCHEMA))
+    with pytest.raises(SerializationError, match=r'does not match the Avro schema \(topic "hot-readings", value\)'):
+        topic.serialize(value={"a": "not an int"})
 
 
 def test_deserializer_needs_a_schema_or_a_registry():

@@ -12,6 +12,7 @@ import uuid
 import pytest
 from google.protobuf.struct_pb2 import Value
 
+from streamspark.models import Topic
 from streamspark.models.serializers import SerializationContext, SerializationError
 from streamspark.models.serializers.protobuf import ProtobufDeserializer, ProtobufSerializer
 from streamspark.models.serializers.confluent_registry import registry_client
@@ -70,6 +71,14 @@ def test_unknown_fields():
 def test_bad_bytes_are_serialization_errors():
     with pytest.raises(SerializationError, match="not a valid Reading"):
         ProtobufDeserializer(Reading)(b"\xff\xff", None)
+
+
+def test_a_value_refused_on_produce_names_the_output_topic():
+    topic = Topic("hot-readings", value_serializer=ProtobufSerializer(Reading))
+    with pytest.raises(SerializationError, match=r'Value does not fit Reading \(topic "hot-readings", value\): .*n/a'):
+        topic.serialize(value={"sensorId": "a", "value": "n/a"})
+    with pytest.raises(SerializationError, match=r'not a valid Reading \(topic "readings", value\)'):
+        ProtobufDeserializer(Reading)(b"\xff\xff", CTX)
 
 
 def test_registry_wire_format():

@@ -1,0 +1,161 @@
+"""``join_asof`` and ``join_interval`` in ``sdf.test()``: the case tables, merge rules and bad input."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from streamspark.dataframe import InvalidOperation, StreamingDataFrame
+from streamspark.dataframe.joins import AsOfJoin, IntervalJoin, keep_left_merger, keep_right_merger, raise_merger
+from streamspark.models import Topic
+from streamspark.state import StateSerializationError
+
+from .cases import CASES, L, build
+
+
+def run_case(case, left_topic="left", right_topic="right"):
+    left, right = StreamingDataFrame(Topic(left_topic)), StreamingDataFrame(Topic(right_topic))
+    joined = build(left, right, case.config)
+    out = []
+    for _phase, side, value, key, ts in case.events:
+        topic = left.topic if side == L else right.topic
+        out.extend((v, k, t) for v, k, t, _h in joined.test(value, key=key, timestamp=ts, topic=topic))
+    return out
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_join_cases(case):
+    assert run_case(case) == case.expected
+
+
+def test_asof_keeps_the_left_headers_and_interval_drops_them():
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    asof = left.join_asof(right, how="left")
+    interval = left.join_interval(right, how="left", name="interval")
+    right_headers, left_headers = [("src", b"r")], [("src", b"l")]
+    assert asof.test({"m": 1}, key=b"k", timestamp=5, headers=right_headers, topic=right.topic) == []
+    out = asof.test({"t": 1}, key=b"k", timestamp=5, headers=left_headers, topic=left.topic)
+    assert ({"m": 1, "t": 1}, b"k", 5, left_headers) in out
+    assert ({"m": 1, "t": 1}, b"k", 5, []) in out  # the interval join's output: no headers
+
+
+def test_raise_merger_fails_on_overlapping_columns():
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    joined = left.join_asof(right)  # on_merge="raise" by default
+    joined.test({"v": 1, "m": 2}, key=b"k", timestamp=1, topic=right.topic)
+    with pytest.raises(ValueError, match="Overlapping columns: v"):
+        joined.test({"v": 3}, key=b"k", timestamp=2, topic=left.topic)
+    assert joined.test({"t": 3}, key=b"k", timestamp=2, topic=left.topic) == [({"t": 3, "v": 1, "m": 2}, b"k", 2, None)]
+
+
+def test_the_stored_right_value_is_a_copy():
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    joined = left.join_asof(right, on_merge=lambda l, r: r)
+    config = {"nested": {"n": 1}}
+    joined.test(config, key=b"k", timestamp=1, topic=right.topic)
+    config["nested"]["n"] = 99  # changing the original after it was stored
+    first = joined.test({}, key=b"k", timestamp=2, topic=left.topic)[0][0]
+    first["nested"]["n"] = 42  # changing an output
+    assert joined.test({}, key=b"k", timestamp=3, topic=left.topic)[0][0] == {"nested": {"n": 1}}
+
+
+def test_builtin_mergers_refuse_non_dict_values_with_a_clear_message():
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    joined = left.join_asof(right, on_merge="keep-left")
+    joined.test({"m": 1}, key=b"k", timestamp=1, topic=right.topic)
+    with pytest.raises(TypeError, match="left record of the join is a int"):
+        joined.test(5, key=b"k", timestamp=2, topic=left.topic)
+
+
+def test_a_right_value_that_is_not_json_serialisable_is_a_state_error():
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    joined = left.join_asof(right)
+    with pytest.raises(StateSerializationError, match="not JSON-serialisable"):
+        joined.test({"when": object()}, key=b"k", timestamp=1, topic=right.topic)
+
+
+def test_mergers():
+    assert keep_left_merger({"a": 1, "b": 1}, {"b": 2, "c": 2}) == {"a": 1, "b": 1, "c": 2}
+    assert keep_right_merger({"a": 1, "b": 1}, {"b": 2, "c": 2}) == {"a": 1, "b": 2, "c": 2}
+    assert keep_left_merger(None, None) == {} == keep_right_merger(None, None)
+    assert raise_merger({"a": 1}, {"c": 2}) == {"a": 1, "c": 2}
+    with pytest.raises(ValueError, match="Overlapping columns: a, b"):
+        raise_merger({"a": 1, "b": 1, "x": 0}, {"b": 2, "a": 2})
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda l, r: l.join_asof(r, how="outer"), ValueError, 'Invalid "how" value'),
+        (lambda l, r: l.join_interval(r, how="cross"), ValueError, 'Invalid "how" value'),
+        (lambda l, r: l.join_asof(r, on_merge="keep-both"), ValueError, 'Invalid "on_merge" value'),
+        (lambda l, r: l.join_interval(r, grace_ms=100, backward_ms=101), ValueError,
+         "backward_ms must not be greater than the grace_ms"),
+        (lambda l, r: l.join_asof(r, grace_ms=1.5), TypeError, "Timedelta must be"),
+        (lambda l, r: l.join_asof(l), ValueError, "same topic is not yet supported"),
+        (lambda l, r: l.join_asof(l.apply(lambda v: v)), ValueError, "same topic is not yet supported"),
+        (lambda l, r: l.join_asof({"not": "a dataframe"}), TypeError, "StreamingDataFrame"),
+    ],
+    ids=["asof how", "interval how", "on_merge", "backward > grace", "grace type", "self-join",
+         "self-join of a branch", "not a dataframe"],
+)
+def test_bad_arguments(call, error, match):
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    with pytest.raises(error, match=match):
+        call(left, right)
+
+
+def test_joining_the_same_right_dataframe_twice_needs_a_name():
+    left, other, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("o")), StreamingDataFrame(Topic("r"))
+    left.join_asof(right)
+    with pytest.raises(InvalidOperation, match='stores the records of "r" in the store "join"'):
+        other.join_asof(right)
+    both = other.join_asof(right, name="second")
+    both.test({"m": 1}, key=b"k", timestamp=1, topic=right.topic)
+    assert both.test({"t": 1}, key=b"k", timestamp=2, topic=other.topic) == [({"m": 1, "t": 1}, b"k", 2, None)]
+
+
+def test_join_arguments_take_timedeltas_and_defaults():
+    join = IntervalJoin(how="inner", on_merge="raise", grace_ms=timedelta(seconds=2), backward_ms=timedelta(seconds=1))
+    assert (join.grace_ms, join.backward_ms, join.forward_ms, join.store_name) == (2000, 1000, 0, "join")
+    assert AsOfJoin(how="left", on_merge="raise", grace_ms=timedelta(days=7)).grace_ms == 7 * 24 * 3600 * 1000
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    joined = left.join_asof(right)
+    assert joined.stream_id == "l--r"
+
+
+def test_steps_after_a_join_see_the_joined_records_and_keep_state_per_key():
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    joined = left.join_asof(right, how="left")
+
+    def count(value, state):
+        state.set("n", state.get("n", 0) + 1)
+        return {**value, "n": state.get("n")}
+
+    counted = joined.apply(count, stateful=True)
+    counted.test({"m": "a"}, key=b"k", timestamp=1, topic=right.topic)
+    assert [v for v, *_ in counted.test({"t": 1}, key=b"k", timestamp=2, topic=left.topic)] == [{"m": "a", "t": 1, "n": 1}]
+    assert [v for v, *_ in counted.test({"t": 2}, key=b"k", timestamp=3, topic=left.topic)] == [{"m": "a", "t": 2, "n": 2}]
+    assert [v for v, *_ in counted.test({"t": 3}, key=b"j", timestamp=3, topic=left.topic)] == [{"t": 3, "n": 1}]
+
+
+def test_a_join_of_a_grouped_with_an_ungrouped_dataframe_is_refused_before_spark_starts():
+    from streamspark.core.stream import InvalidTopology
+    from streamspark.engine._plan import PipelinePlan
+
+    def plan(*sdfs):
+        roots = {s.topic.name: s.stream.root() for s in sdfs}
+        return PipelinePlan(run_id="r", topics={s.topic.name: s.topic for s in sdfs}, roots=roots, producer_config={},
+                            on_consumer_error=bool, on_processing_error=bool, on_producer_error=bool)
+
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    left.group_by("device").join_asof(right)
+    with pytest.raises(InvalidTopology, match=r"join\(AsOfJoin.*group_by\(\) both dataframes"):
+        plan(left, right).validate()
+    a, b = StreamingDataFrame(Topic("a")), StreamingDataFrame(Topic("b"))
+    a.group_by("device").join_asof(b.group_by("device"))
+    plan(a, b).validate()  # both grouped: runs after the shuffle
+    c, d = StreamingDataFrame(Topic("c")), StreamingDataFrame(Topic("d"))
+    c.group_by("device").concat(d).apply(lambda v: v)  # stateless after the merge: fine
+    plan(c, d).validate()
