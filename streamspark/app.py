@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ("Application", "ApplicationConfig", "ProcessingGuarantee")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 ProcessingGuarantee = Literal["at-least-once", "exactly-once"]
 AutoOffsetReset = Literal["earliest", "latest", "error"]

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ("StreamingDataFrame",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 class _TestEmitter:

@@ -18,7 +18,7 @@ from ._producers import DeliveryReports, new_task_producer
 
 __all__ = ("EosConfig", "TransactionUnit", "marker_topic_name", "marker_slots")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 # Per Python worker process: the transactional producer of each transactional.id with the Spark
 # task attempt that created it (and its delivery reports), and one marker consumer per group.

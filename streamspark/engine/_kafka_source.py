@@ -42,7 +42,7 @@ __all__ = (
     "source_options", "query_source", "packed_options", "bucket_of_key", "bucket_of_partition", "plan_tasks",
 )
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 SOURCE_NAME = "streamspark_kafka"
 ARROW_SCHEMA = pa.schema(

@@ -36,7 +36,7 @@ from ._plan import PipelinePlan
 
 __all__ = ("run_task", "run_fused", "run_bucket", "run_pre_shuffle", "TaskProcessor", "SUMMARY_SCHEMA", "GROUPED_SCHEMA")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 #: ``set_message_context`` without its wrapper frame (called once per record)

@@ -33,7 +33,7 @@ from ._env import switched_on
 
 __all__ = ("WARMUP_SOURCE", "WarmupSource", "warmup_enabled", "start_warmup")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 WARMUP_SOURCE = "streamspark_warmup"
 

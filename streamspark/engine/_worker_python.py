@@ -32,7 +32,7 @@ from typing import Optional
 
 __all__ = ("worker_python", "shadowing_zips")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 def _installed_py4j_version() -> Optional[str]:

@@ -39,7 +39,7 @@ from ._env import switched_on
 
 __all__ = ("archive_path", "java_options", "build_archive")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 #: ``-Xlog`` settings that keep a mismatched archive from printing a warning on every start
 _QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"

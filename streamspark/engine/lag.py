@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 __all__ = ("LagMonitor", "end_offsets", "total_lag", "Lag")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 #: topic -> partition -> messages not processed yet
 Lag = dict[str, dict[int, int]]

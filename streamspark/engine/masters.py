@@ -20,7 +20,7 @@ __all__ = (
     "is_local_master", "default_master", "submitted_conf", "running_session", "check_state_dir", "SHARED_STATE_ENV",
 )
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 #: the environment variable that declares ``state_dir`` shared storage (see :func:`check_state_dir`)
 SHARED_STATE_ENV = "Streamspark__State__Shared"

@@ -20,7 +20,7 @@ from .session import get_spark, parallelism
 
 __all__ = ("QueryRunner", "RunLimits", "kafka_source_failure")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 class _StopRequested(Exception):

@@ -19,7 +19,7 @@ __all__ = (
     "DEFAULT_SPARK_CONF",
 )
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 #: Settings tuned for small machines; every key can be overridden through ``spark_conf`` (or
 #: spark-submit's ``--conf``). The Spark UI is off: ``spark.ui.enabled=true`` turns it on.

@@ -21,7 +21,7 @@ from .producer import broker_config
 
 __all__ = ("BaseConsumer", "Consumer", "AutoOffsetReset", "RebalancingCallback")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 #: Where a consumer group without a committed offset starts: ``"error"`` raises instead.
 AutoOffsetReset = Literal["earliest", "latest", "error"]

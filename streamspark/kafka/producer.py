@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # models imports this module (topic admin): a runtime import 
 
 __all__ = ("Producer", "PRODUCER_POLL_TIMEOUT", "PRODUCER_ON_ERROR_RETRIES", "produce_retrying")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 #: Seconds ``produce`` polls for when the local queue is full, before trying again.
 PRODUCER_POLL_TIMEOUT = 30.0

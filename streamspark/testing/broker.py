@@ -18,7 +18,7 @@ from ..exceptions import StreamsparkException
 
 __all__ = ("EmbeddedBroker", "BrokerStartError", "free_port")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 class BrokerStartError(StreamsparkException):

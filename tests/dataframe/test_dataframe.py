@@ -467,6 +467,6 @@ def test_register_store_is_a_no_op_that_warns_once():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     warnings = [line for line in done.stderr.splitlines() if "register_store" in line]
     assert len(warnings) == 1, done.stderr
-    assert warnings[0].startswith("WARNING streamspark ")
+    assert warnings[0].startswith("WARNING streamspark.dataframe.dataframe ")
     assert "Spark's state store" in warnings[0]
     assert done.stdout.strip() == "[1, 2, 3]"

@@ -743,7 +743,7 @@ def _compile_window(node: StreamNode, nxt: PushFn, states: Optional[StateProvide
     process = processor.process
     want_updates = node.options["emit"] == "current"
     store = _ScopedWindows(states, node.options["stream_id"])
-    logger = logging.getLogger("streamspark")
+    logger = logging.getLogger(__name__)
     idle = processor.idle_ms is not None
 
     def push(v: Any, k: Any, t: int, h: Any) -> None:
@@ -801,7 +801,7 @@ class BatchedWindow:
         self.columnar_batches = 0
         self.general_batches = 0
         self._todo: list[tuple[str, Any]] = []
-        self._logger = logging.getLogger("streamspark")
+        self._logger = logging.getLogger(__name__)
 
     def push(self, v: Any, k: Any, t: int, h: Any) -> None:
         if k is None:

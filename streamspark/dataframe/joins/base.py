@@ -13,6 +13,7 @@ left side's) are kept by timestamp in that state
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union, get_args
@@ -94,6 +95,7 @@ class Join(ABC):
         if left.stream_id == right.stream_id:
             raise ValueError("Joining dataframes originating from the same topic is not yet supported.")
         self.left_id, self.right_id = left.stream_id, right.stream_id
+        _warn_on_key_types(left, right)
         return joined(left, right, self)
 
     def stores(self) -> list[tuple[str, str]]:
@@ -111,3 +113,15 @@ class Join(ABC):
 
     def describe(self) -> str:
         return f'{type(self).__name__}(how="{self._how}") of "{self.left_id}" with "{self.right_id}"'
+
+
+def _warn_on_key_types(left: "StreamingDataFrame", right: "StreamingDataFrame") -> None:
+    """Warn when the two topics' keys are read differently: such keys never meet in state."""
+    lkey, rkey = left.topic.key_deserializer if left.topic else None, right.topic.key_deserializer if right.topic else None
+    if type(lkey) is not type(rkey):
+        logging.getLogger(__name__).warning(
+            'Joining "%s" (keys read by %s) with "%s" (keys read by %s): records join only when their '
+            "deserialized keys are equal, so keys of different types never match",
+            left.topic.name if left.topic else left.stream_id, type(lkey).__name__,
+            right.topic.name if right.topic else right.stream_id, type(rkey).__name__,
+        )

@@ -17,7 +17,7 @@ from .aggregations import BaseAggregator, BaseCollector
 __all__ = ("Aggregation", "WindowStore", "TimeWindowProcessor", "SlidingWindowProcessor",
            "CountWindowProcessor", "SessionWindowProcessor", "window_ranges")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 #: (key, result) pairs
 KeyResults = list[tuple[Any, dict[str, Any]]]

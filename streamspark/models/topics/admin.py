@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the Kafka layer (and pydantic) is not imported by Spark tas
 
 __all__ = ("TopicAdmin",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 def _authorization_failed(error: Any) -> bool:

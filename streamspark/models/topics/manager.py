@@ -15,7 +15,7 @@ from .topic import Topic, TopicType
 
 __all__ = ("TopicManager", "TopicNotFoundError")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 class TopicManager:

@@ -37,7 +37,7 @@ from .utils import merge_headers
 
 __all__ = ("Topic", "TopicType", "TopicConfig", "TimestampExtractor", "KafkaMessage")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 #: what ``Topic._deserializer()`` returns per message: ``(value, key, timestamp_ms)`` records, in
 #: a 1-tuple for a plain message, a list for split values, :data:`_IGNORED` for an ignored one

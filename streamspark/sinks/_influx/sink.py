@@ -10,7 +10,7 @@ from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnec
 from .http import post_lines
 from .points import FieldsSetter, MeasurementSetter, PointConverter, TagsSetter, TimePrecision, TimeSetter
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 class _InfluxSink(BatchingSink):

@@ -18,7 +18,7 @@ from .batch import SinkBatch
 
 __all__ = ("BaseSink", "BatchingSink", "ClientConnectSuccessCallback", "ClientConnectFailureCallback")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 ClientConnectSuccessCallback = Callable[[], None]
 ClientConnectFailureCallback = Callable[[Optional[Exception]], None]

@@ -21,7 +21,7 @@ from ._values import key_text, require_dict
 
 __all__ = ("BigQuerySink", "BigQueryInsertError")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 class BigQueryInsertError(Exception):

@@ -28,7 +28,7 @@ from ._values import key_text, with_metadata
 
 __all__ = ("ElasticsearchSink", "ElasticsearchBulkError")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 _RETRYABLE = {429, 502, 503, 504}
 

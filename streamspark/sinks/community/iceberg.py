@@ -34,7 +34,7 @@ from ._values import key_text
 
 __all__ = ("IcebergSink", "BaseIcebergConfig", "AWSIcebergConfig", "IcebergCatalogConfig")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 TOKEN_PROPERTY = "streamspark.delivery-token"
 _COMMIT_ATTEMPTS = 8

@@ -22,7 +22,7 @@ from ..base.sink import BaseSink, ClientConnectFailureCallback, ClientConnectSuc
 
 __all__ = ("KinesisSink", "KinesisStreamNotFoundError")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 _MAX_RECORDS = 500  # PutRecords limit
 _ATTEMPTS = 5

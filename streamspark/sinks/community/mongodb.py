@@ -21,7 +21,7 @@ from ._values import key_text, pop_connect_callbacks, with_metadata
 
 __all__ = ("MongoDBSink",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 MongoQueryFilter = dict[str, Any]
 MongoValue = dict[str, Any]

@@ -22,7 +22,7 @@ from ._values import key_text, require_dict
 
 __all__ = ("PostgreSQLSink", "PostgreSQLSinkError")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 TOKENS_TABLE = "streamspark_sink_commits"
 

@@ -75,4 +75,4 @@ class InfluxDB3Sink(_InfluxSink):
         if self._debug:
             import logging
 
-            logging.getLogger("streamspark").info("InfluxDB3Sink connected to %s (ping: HTTP %s)", self._base, status)
+            logging.getLogger(__name__).info("InfluxDB3Sink connected to %s (ping: HTTP %s)", self._base, status)

@@ -30,7 +30,7 @@ from .storage import LakeStorage
 
 __all__ = ("LakeCatalog", "LakeCatalogError", "BATCH_PROPERTY", "QUERY_PROPERTY")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 QUERY_PROPERTY = "streamspark.query-id"
 BATCH_PROPERTY = "streamspark.batch-id"

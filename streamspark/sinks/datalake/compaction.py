@@ -32,7 +32,7 @@ from .catalog import LakeCatalog
 
 __all__ = ("compact",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 COMPACTION_PROPERTY = "streamspark.compaction"
 

@@ -35,7 +35,7 @@ from .timeout import StreamTimeoutTracker
 
 __all__ = ("TSDataLakeSink",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 _DEFAULT_TARGET_FILE_SIZE = 128 * 1024 * 1024
 

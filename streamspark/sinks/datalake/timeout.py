@@ -44,7 +44,7 @@ from typing import Any, Callable, Hashable, Optional
 
 __all__ = ("StreamTimeoutTracker", "check_interval_for")
 
-_logger = logging.getLogger("streamspark")
+_logger = logging.getLogger(__name__)
 
 #: entries silent this many thresholds long are swept without firing
 TTL_FACTOR = 3

@@ -159,3 +159,13 @@ def test_a_join_of_a_grouped_with_an_ungrouped_dataframe_is_refused_before_spark
     c, d = StreamingDataFrame(Topic("c")), StreamingDataFrame(Topic("d"))
     c.group_by("device").concat(d).apply(lambda v: v)  # stateless after the merge: fine
     plan(c, d).validate()
+
+
+def test_joining_topics_whose_keys_are_read_differently_warns(caplog):
+    left = StreamingDataFrame(Topic("l", key_deserializer="str"))
+    right = StreamingDataFrame(Topic("r", key_deserializer="bytes"))
+    with caplog.at_level("WARNING", logger="streamspark"):
+        joined = left.join_asof(right, how="left")
+    assert 'Joining "l" (keys read by StringDeserializer) with "r" (keys read by BytesDeserializer)' in caplog.text
+    joined.test({"m": 1}, key=b"d1", timestamp=1, topic=right.topic)
+    assert joined.test({"t": 1}, key="d1", timestamp=2, topic=left.topic) == [({"t": 1}, "d1", 2, None)]

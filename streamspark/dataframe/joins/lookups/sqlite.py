@@ -29,7 +29,7 @@ from .utils import CacheInfo
 
 __all__ = ("BaseSQLiteLookupField", "SQLiteLookupField", "SQLiteLookupQueryField", "SQLiteLookup")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 _IDENTIFIER = re.compile(r"^\w+$")
 

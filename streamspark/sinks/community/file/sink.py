@@ -19,7 +19,7 @@ from .formats import Format, FormatName, resolve_format
 
 __all__ = ("FileSink",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 class FileSink(BatchingSink):
