@@ -52,9 +52,11 @@ class Endless(Source):
 
 
 class Stubborn(Source):
-    """Ignores stop()."""
+    """Ignores stop() (once it runs: it produces one message to show it does)."""
 
     def run(self) -> None:
+        self.produce(key=b"s", value=b"running")
+        self.flush()
         while True:
             time.sleep(0.05)
 
@@ -129,9 +131,9 @@ def test_stop_ends_a_running_source_gracefully(sources, kafka):
 
 
 def test_a_source_ignoring_stop_is_killed_after_its_shutdown_timeout(sources, kafka):
-    manager = sources.start(Stubborn("stubborn", shutdown_timeout=1), Topic(kafka.new_topic()))
-    time.sleep(0.5)
-    assert manager.is_alive()
+    topic = kafka.new_topic()
+    manager = sources.start(Stubborn("stubborn", shutdown_timeout=1), Topic(topic))
+    wait_alive(manager, kafka, topic)  # stopped before it runs, a source process just ends on SIGTERM
     manager.stop()
     assert manager.processes[0].exitcode == -signal.SIGKILL
     with pytest.raises(SourceException, match=r'Source "stubborn" .*did not stop within its shutdown_timeout'):
