@@ -74,17 +74,21 @@ def _json_bytes(value: dict) -> bytes:
     return json.dumps(value).encode()
 
 
-def load(address: str, topic: str, n: int, encode: Callable[[dict], bytes] = _json_bytes) -> None:
+def load(address: str, topic: str, n: int, encode: Callable[[dict], bytes] = _json_bytes,
+         ts0: int = 1_700_000_000_000, timestamped: bool = False) -> None:
     """``n`` sensor readings into ``topic``'s 4 partitions, each value written by ``encode``
-    (JSON by default)."""
+    (JSON by default), reading ``i`` with ``ts`` ``ts0 + i``. With ``timestamped`` that is also
+    its Kafka timestamp (then ``ts0`` must be recent: the broker deletes messages older than its
+    retention, 7 days)."""
     p = Producer({"bootstrap.servers": address, "linger.ms": 50, "batch.num.messages": 10000})
     rnd = random.Random(1)
     for i in range(n):
         v = {"id": i, "sensor": f"sensor-{i % 10000:05d}", "temp": round(rnd.uniform(0, 50), 3),
-             "hum": round(rnd.uniform(0, 100), 3), "site": "plant-north-7", "ts": 1_700_000_000_000 + i}
+             "hum": round(rnd.uniform(0, 100), 3), "site": "plant-north-7", "ts": ts0 + i}
         while True:
             try:
-                p.produce(topic, key=v["sensor"].encode(), value=encode(v), partition=i % 4)
+                p.produce(topic, key=v["sensor"].encode(), value=encode(v), partition=i % 4,
+                          **({"timestamp": v["ts"]} if timestamped else {}))
                 break
             except BufferError:
                 p.poll(0.1)

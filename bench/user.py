@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/user.py [--messages 500000] [--workloads W1,W2,W3,W6,W1-avro] [--no-quix]
+    .venv/bin/python bench/user.py [--messages 500000] [--workloads W1,W2,W3,W6,W1-avro,W7] [--no-quix]
 
 Each workload is one program text, written once with ``from streamspark import Application``
 and once with ``from quixstreams import Application`` (the only line that differs), with the
@@ -32,7 +32,10 @@ tumbling window per key on the payload's event time, mean and count, ``.final()`
 W6 ``group_by`` a field derived from the value (100 groups) + running count per group -> topic;
 W1-avro is W1 on the same readings written as schemaless Avro (:data:`READING`), read with
 ``AvroDeserializer`` and written with ``AvroSerializer`` (the input schema plus ``temp_f`` and
-``tag``) of the library under test.
+``tag``) of the library under test; W7 is ``join_asof(how="left", on_merge="keep-left")`` of the
+readings (carrying their ``ts`` as Kafka timestamp) with a second topic of device configs, one
+per 100 readings (:func:`load_configs`), written first. For W7 the bench also reads every
+output's ``id`` and ``version`` and compares the libraries' joins (``checks`` in the JSON).
 """
 
 from __future__ import annotations
@@ -116,6 +119,9 @@ elif WORKLOAD == "W3":
 elif WORKLOAD == "W6":
     sdf = sdf.group_by(lambda v: v["sensor"][-2:], name="sensor_suffix")
     sdf = sdf.apply(count, stateful=True)
+elif WORKLOAD == "W7":
+    configs = app.dataframe(app.topic(os.environ["BENCH_RIGHT"]))
+    sdf = sdf.join_asof(configs, how="left", on_merge="keep-left")
 sdf.to_topic(output)
 
 if __name__ == "__main__":
@@ -140,12 +146,64 @@ def avro_encoder() -> Callable[[dict[str, Any]], bytes]:
     return encode
 
 
-class OutputClock:
-    """Reads a topic from the beginning and notes the arrival time of every message."""
+def load_configs(address: str, topic: str, readings: int, ts0: int) -> int:
+    """The device configs W7 joins the readings with: one per 100 readings, in 4 partitions as
+    the readings. Returns how many were written.
 
-    def __init__(self, address: str, topic: str, started: float) -> None:
+    Config ``j`` carries ``version`` ``j`` and is written 1 ms before reading
+    ``i = 100 * j + (j // 100) % 25``, keyed by that reading's sensor: 2,500 sensors get two
+    configs each, 250k readings apart, and each config enriches its reading ``i`` and the
+    sensor's later readings until the next config. Readings and configs carry their ``ts`` as
+    their Kafka timestamp (``load(..., ts0=ts0, timestamped=True)``, reading ``i`` at
+    ``ts0 + i``). The configs share the readings'
+    ``sensor`` and ``ts`` fields, which ``on_merge="keep-left"`` leaves as the reading's.
+
+    >>> [(j, 100 * j + (j // 100) % 25) for j in (0, 1, 100, 2500)]
+    [(0, 0), (1, 100), (100, 10001), (2500, 250000)]
+    """
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": address, "linger.ms": 50})
+    n = readings // 100
+    for j in range(n):
+        i = 100 * j + (j // 100) % 25
+        sensor = f"sensor-{i % 10000:05d}"
+        ts = ts0 + i - 1
+        value = {"sensor": sensor, "version": j, "model": f"model-{j % 13}", "threshold": 20.0 + j % 30,
+                 "ts": ts}
+        p.produce(topic, key=sensor.encode(), value=json.dumps(value).encode(), partition=i % 4, timestamp=ts)
+        p.poll(0)
+    p.flush()
+    return n
+
+
+def expected_versions(readings: int) -> dict[int, Optional[int]]:
+    """Per reading ``id``, the ``version`` W7's as-of join gives it (None: no config yet).
+
+    >>> v = expected_versions(20_000)
+    >>> v[0], v[1], v[10_000], v[10_001], v[19_999]
+    (0, None, 0, 100, None)
+    """
+    configs = sorted((100 * j + (j // 100) % 25, j) for j in range(readings // 100))
+    result: dict[int, Optional[int]] = {}
+    current: dict[int, int] = {}
+    k = 0
+    for i in range(readings):
+        while k < len(configs) and configs[k][0] <= i:
+            current[configs[k][0] % 10000] = configs[k][1]
+            k += 1
+        result[i] = current.get(i % 10000)
+    return result
+
+
+class OutputClock:
+    """Reads a topic from the beginning and notes the arrival time of every message (and, with
+    ``keep_values``, its value)."""
+
+    def __init__(self, address: str, topic: str, started: float, keep_values: bool = False) -> None:
         self.started = started
         self.arrivals: list[float] = []
+        self.values: Optional[list[bytes]] = [] if keep_values else None
         self._stop = threading.Event()
         self._consumer = Consumer({"bootstrap.servers": address, "group.id": f"clock-{uuid.uuid4().hex[:6]}",
                                    "auto.offset.reset": "earliest", "fetch.wait.max.ms": 10,
@@ -158,7 +216,10 @@ class OutputClock:
         while not self._stop.is_set():
             msgs = self._consumer.consume(10_000, timeout=0.05)
             now = time.monotonic() - self.started
-            self.arrivals.extend(now for m in msgs if not m.error())
+            good = [m for m in msgs if not m.error()]
+            self.arrivals.extend(now for _ in good)
+            if self.values is not None:
+                self.values.extend(m.value() for m in good)
         self._consumer.close()
 
     def stop(self) -> None:
@@ -167,18 +228,21 @@ class OutputClock:
 
 
 def run_program(python: str, library: str, workload: str, address: str, src: str, idle: float,
-                limit: float) -> dict[str, Any]:
-    """Write the program for ``library``, run it with ``python app.py`` and time its outputs."""
+                limit: float, right: str = "", values: Optional[list[bytes]] = None) -> dict[str, Any]:
+    """Write the program for ``library``, run it with ``python app.py`` and time its outputs.
+
+    ``right`` is the topic of W7's right side; with ``values`` the outputs' values are added to it.
+    """
     work = Path(tempfile.mkdtemp(prefix=f"bench-user-{library}-"))
     (work / "app.py").write_text(APP.format(library=library, reading=READING))
     out = make_topic(address)
     env = {**os.environ, "BENCH_WORKLOAD": workload, "BENCH_BROKER": address, "BENCH_SRC": src,
-           "BENCH_OUT": out, "BENCH_GROUP": f"user-{library}-{uuid.uuid4().hex[:6]}"}
+           "BENCH_OUT": out, "BENCH_RIGHT": right, "BENCH_GROUP": f"user-{library}-{uuid.uuid4().hex[:6]}"}
     log = open(work / "app.log", "wb")
     started = time.monotonic()
     proc = subprocess.Popen([python, "app.py"], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
-    clock = OutputClock(address, out, started)
+    clock = OutputClock(address, out, started, keep_values=values is not None)
     with PeakRSS(proc.pid) as mem:
         while proc.poll() is None and time.monotonic() - started < limit:
             time.sleep(0.5)
@@ -198,6 +262,8 @@ def run_program(python: str, library: str, workload: str, address: str, src: str
     clock.stop()
     log.close()
     arrivals = clock.arrivals
+    if values is not None and clock.values is not None:
+        values.extend(clock.values)
     count_and_delete(address, out)
     row: dict[str, Any] = {"workload": workload, "system": library, "outputs": len(arrivals),
                            "peak_mb": round(mem.peak_mb), "log": str(work / "app.log")}
@@ -209,6 +275,42 @@ def run_program(python: str, library: str, workload: str, address: str, src: str
     row.update(first_output_s=round(arrivals[0], 2), last_output_s=round(arrivals[-1], 2),
                steady_out_per_s=round(steady))
     return row
+
+
+def check_join(outputs: dict[str, list[bytes]], readings: int, examples: int = 5) -> dict[str, Any]:
+    """W7's joins checked: per library, its outputs against one per reading with the
+    :func:`expected_versions`; between libraries, the ``version`` each gave every reading.
+
+    >>> good = [json.dumps({"id": i, "version": v}).encode() for i, v in expected_versions(200).items()]
+    >>> late = [json.dumps({"id": i}).encode() for i in range(200)]
+    >>> r = check_join({"quixstreams": good, "streamspark": late}, 200)
+    >>> r["quixstreams"]["wrong_version"], r["streamspark"]["wrong_version"], r["disagreements"]
+    (0, 2, 2)
+    >>> r["examples"][0]
+    {'id': 0, 'quixstreams': 0, 'streamspark': None, 'expected': 0}
+    """
+    expected = expected_versions(readings)
+    versions: dict[str, dict[int, Optional[int]]] = {}
+    result: dict[str, Any] = {}
+    for library, values in outputs.items():
+        got: dict[int, Optional[int]] = {}
+        duplicates = 0
+        for raw in values:
+            value = json.loads(raw)
+            if value["id"] in got:
+                duplicates += 1
+            got[value["id"]] = value.get("version")
+        wrong = [i for i, v in got.items() if expected.get(i) != v]
+        result[library] = {"outputs": len(values), "readings_out": len(got), "duplicates": duplicates,
+                           "missing": readings - len(got), "wrong_version": len(wrong),
+                           "enriched": sum(v is not None for v in got.values())}
+        versions[library] = got
+    if len(versions) == 2:
+        (a, va), (b, vb) = versions.items()
+        differ = sorted(i for i in va.keys() & vb.keys() if va[i] != vb[i])
+        result["disagreements"] = len(differ)
+        result["examples"] = [{"id": i, a: va[i], b: vb[i], "expected": expected.get(i)} for i in differ[:examples]]
+    return result
 
 
 def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, Optional[float]]]:
@@ -250,20 +352,35 @@ def main() -> int:
     if not args.no_quix:
         systems.insert(0, ("quixstreams", install_quix()))
     rows: list[dict[str, Any]] = []
+    checks: dict[str, Any] = {}
     with EmbeddedBroker(nice=args.broker_nice) as broker:
         sources: dict[str, str] = {}  # value format -> input topic, loaded once
+        configs = ""  # W7's right topic, written before its readings
         for workload in args.workloads.split(","):
-            fmt = "avro" if workload.endswith("-avro") else "json"
+            fmt = {"W1-avro": "avro", "W7": "timestamped"}.get(workload, "json")
             if fmt not in sources:
                 sources[fmt] = make_topic(broker.address)
-                load(broker.address, sources[fmt], args.messages, **({"encode": avro_encoder()} if fmt == "avro" else {}))
+                options: dict[str, Any] = {"encode": avro_encoder()} if fmt == "avro" else {}
+                if fmt == "timestamped":  # event time = Kafka timestamp, in the last minutes
+                    options.update(ts0=int(time.time() * 1000) - args.messages, timestamped=True)
+                    configs = make_topic(broker.address)
+                    load_configs(broker.address, configs, args.messages, options["ts0"])
+                load(broker.address, sources[fmt], args.messages, **options)
+            outputs: dict[str, list[bytes]] = {}
             for library, python in systems:
                 wait_broker_quiet(broker)
-                row = run_program(python, library, workload, broker.address, sources[fmt], args.idle, args.limit)
+                values: Optional[list[bytes]] = [] if workload == "W7" else None
+                row = run_program(python, library, workload, broker.address, sources[fmt], args.idle, args.limit,
+                                  right=configs, values=values)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
+                if values is not None:
+                    outputs[library] = values
+            if outputs:
+                checks[workload] = check_join(outputs, args.messages)
+                print(workload, json.dumps(checks[workload]), flush=True)
     result = {"mode": "user", "messages": args.messages, "machine": f"{os.cpu_count()} cores",
-              "rows": rows, "ratios": ratios(rows)}
+              "rows": rows, "ratios": ratios(rows), "checks": checks}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     for workload, r in result["ratios"].items():

@@ -85,6 +85,8 @@ EXCLUDED: dict[str, str] = {
     "clients: each source builds its own clients in its own process",
     "quixstreams.dataframe.joins.lookups.quix_configuration_service": "the Quix Configuration Service "
     "lookup: needs the Quix Cloud vendor platform, not supported",
+    "quixstreams.sources.core.kafka.quix": "QuixEnvironmentSource: needs the Quix Cloud vendor "
+    "platform (its portal API and workspace credentials), not supported",
     "quixstreams.dataframe.registry": "the application's dataframe registry: the Spark plan replaces it",
     "quixstreams.dataframe.windows.sliding.SlidingWindow.process_window": "per-message window step over "
     "a store transaction: windows run in Spark",
@@ -104,14 +106,7 @@ EXCLUDED: dict[str, str] = {
 }
 
 #: Features not built yet -> the reason (issue: sources/joins/schema formats). Remove as they land.
-NOT_BUILT_YET: dict[str, str] = {
-    "quixstreams.sources.core.kafka": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.sources.community.kinesis": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.sources.community.pubsub": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.sources.community.influxdb3": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.sources.community.file.s3": "not built yet, issue: sources/joins/schema formats",
-    "quixstreams.sources.community.file.azure": "not built yet, issue: sources/joins/schema formats",
-}
+NOT_BUILT_YET: dict[str, str] = {}
 
 #: Known differences in packages other components own -> what differs. Each entry must still
 #: differ (a fixed one fails test_pending_entries_still_differ until it is removed here).

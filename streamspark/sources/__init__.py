@@ -21,6 +21,7 @@ from .base import (
     multiprocessing,
 )
 from .core.csv import CSVSource
+from .core.kafka import KafkaReplicatorSource
 
 __all__ = (
     "BaseSource",
@@ -33,5 +34,6 @@ __all__ = (
     "ClientConnectSuccessCallback",
     "ClientConnectFailureCallback",
     "CSVSource",
+    "KafkaReplicatorSource",
     "multiprocessing",
 )

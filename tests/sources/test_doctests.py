@@ -15,6 +15,8 @@ MODULES = [
     "streamspark.sources.base.store",
     "streamspark.sources.base.manager",
     "streamspark.sources.core.csv",
+    "streamspark.sources.core.kafka.kafka",
+    "streamspark.sources.core.kafka.checkpoint",
     "streamspark.sources.community.pandas",
     "streamspark.sources.community.file.local",
     "streamspark.sources.community.file.formats",

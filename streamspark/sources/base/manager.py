@@ -42,7 +42,7 @@ from .store import SourceStorePartition, changelog_topic_name, transactional_id
 
 __all__ = ("SourceManager", "SourceProcess", "SourceSettings", "default_source_topic")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 ProcessingGuarantee = Literal["at-least-once", "exactly-once"]
 

@@ -19,7 +19,7 @@ from ...models.types import Headers
 
 __all__ = ("SourceProducer",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 class SourceProducer:

@@ -36,7 +36,7 @@ __all__ = (
     "ClientConnectFailureCallback",
 )
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 ClientConnectSuccessCallback = Callable[[], None]
 ClientConnectFailureCallback = Callable[[Optional[Exception]], None]

@@ -31,7 +31,7 @@ from .producer import SourceProducer
 __all__ = ("SourceStorePartition", "SourceStoreTransaction", "SourceState", "changelog_topic_name",
            "transactional_id")
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 Entry = tuple[int, bytes, Optional[int]]
 

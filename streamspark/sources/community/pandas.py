@@ -22,7 +22,7 @@ from ..base.source import Source, string_keyed_json_topic
 
 __all__ = ("PandasDataFrameSource",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 _CHUNK_ROWS = 10_000
 

@@ -1,1 +1,1 @@
-"""Sources maintained with streamspark itself (``CSVSource``)."""
+"""Sources maintained with streamspark itself (``CSVSource``, ``KafkaReplicatorSource``)."""

@@ -20,7 +20,7 @@ from ..base.source import Source, string_keyed_json_topic
 
 __all__ = ("CSVSource",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 class CSVSource(Source):

@@ -22,7 +22,7 @@ from .formats import Format, FormatName
 
 __all__ = ("FileSource",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 #: gaps between records shorter than this (seconds, after ``replay_speed``) are not slept
 _MIN_SLEEP = 0.01
@@ -133,6 +133,10 @@ class FileSource(Source):
             f'{type(self).__name__} must implement "file_partition_counter" to use has_partition_folders=True'
         )
 
+    def _file_label(self, filepath: Path) -> str:
+        """How errors and logs name a file (object stores add their bucket)."""
+        return str(filepath)
+
     def default_topic(self) -> Topic:
         """``<name>`` with JSON values; with ``has_partition_folders``, one partition per folder."""
         topic = super().default_topic()
@@ -189,7 +193,7 @@ class FileSource(Source):
         except SourceInputError:
             raise
         except Exception as exc:
-            raise SourceInputError(self.name, f'the files under "{self._filepath}"', str(exc)) from exc
+            raise SourceInputError(self.name, f'the files under "{self._file_label(self._filepath)}"', str(exc)) from exc
 
     def _fetch(self, filepath: Path) -> BinaryIO:
         try:
@@ -198,10 +202,11 @@ class FileSource(Source):
             raise
         except Exception as exc:
             reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-            raise SourceInputError(self.name, f'the file "{filepath}"', reason) from exc
+            raise SourceInputError(self.name, f'the file "{self._file_label(filepath)}"', reason) from exc
 
     def _produce_file(self, filepath: Path, stream: BinaryIO) -> None:
-        logger.info('Source "%s" producing the records of "%s"', self.name, filepath)
+        label = self._file_label(filepath)
+        logger.info('Source "%s" producing the records of "%s"', self.name, label)
         records: Optional[Iterator[object]] = None
         number = 0
         while self.running:
@@ -212,7 +217,7 @@ class FileSource(Source):
             except StopIteration:
                 return
             except Exception as exc:
-                raise SourceInputError(self.name, f'the file "{filepath}"', str(exc)) from exc
+                raise SourceInputError(self.name, f'the file "{label}"', str(exc)) from exc
             number += 1
-            self._current_item = f'record {number} of "{filepath}"'
+            self._current_item = f'record {number} of "{label}"'
             self.process_record(record)

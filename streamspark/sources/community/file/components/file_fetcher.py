@@ -9,7 +9,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator, Optional
 
 __all__ = ("FileFetcher",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 
 class FileFetcher:

@@ -17,7 +17,7 @@ from .base import Format
 
 __all__ = ("ParquetFormat",)
 
-logger = logging.getLogger("streamspark")
+logger = logging.getLogger(__name__)
 
 _BATCH_ROWS = 10_000
 

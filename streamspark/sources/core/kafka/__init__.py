@@ -1,0 +1,9 @@
+"""``KafkaReplicatorSource``: replicate a topic of another Kafka cluster into the application's.
+
+>>> from streamspark.sources.core.kafka import KafkaReplicatorSource
+"""
+
+from .checkpoint import Checkpoint
+from .kafka import KafkaReplicatorSource
+
+__all__ = ("KafkaReplicatorSource", "Checkpoint")
