@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/user.py [--messages 500000] [--workloads W1,W2,W3,W6,W1-avro,W7] [--no-quix]
+    .venv/bin/python bench/user.py [--messages 500000] [--workloads W1,W2,W3,W6,W1-avro,W7,W8] [--no-quix]
 
 Each workload is one program text, written once with ``from streamspark import Application``
 and once with ``from quixstreams import Application`` (the only line that differs), with the
@@ -36,13 +36,20 @@ W1-avro is W1 on the same readings written as schemaless Avro (:data:`READING`),
 readings (carrying their ``ts`` as Kafka timestamp) with a second topic of device configs, one
 per 100 readings (:func:`load_configs`), written first. For W7 the bench also reads every
 output's ``id`` and ``version`` and compares the libraries' joins (``checks`` in the JSON).
+W8 is W1 fed by a ``CSVSource`` instead of a topic: the same readings as a CSV file
+(:func:`write_csv`), each row's string columns converted by an ``apply`` first; the source's
+process produces the rows to its topic while the pipeline runs, so the clock counts both. Its
+rows also report ``rows_in`` (the rows the source produced) and ``steady_rows_in_per_s`` (the
+steady output rate in input rows: outputs are the rows the filter kept).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -103,12 +110,23 @@ if WORKLOAD == "W1-avro":
            "fields": READING["fields"] + [{{"name": "temp_f", "type": "double"}}, {{"name": "tag", "type": "string"}}]}}
     source = app.topic(os.environ["BENCH_SRC"], value_deserializer=AvroDeserializer(READING))
     output = app.topic(os.environ["BENCH_OUT"], value_serializer=AvroSerializer(HOT))
+elif WORKLOAD == "W8":
+    from {library}.sources import CSVSource
+
+    source = CSVSource(os.environ["BENCH_SRC"], name=os.environ["BENCH_GROUP"],
+                       key_extractor=lambda row: row["sensor"], timestamp_extractor=lambda row: int(row["ts"]))
+    output = app.topic(os.environ["BENCH_OUT"])
 else:
     source = app.topic(os.environ["BENCH_SRC"],
                        timestamp_extractor=(lambda v, h, t, tt: v["ts"]) if WORKLOAD == "W3" else None)
     output = app.topic(os.environ["BENCH_OUT"])
-sdf = app.dataframe(source)
-if WORKLOAD in ("W1", "W1-avro"):
+if WORKLOAD == "W8":
+    sdf = app.dataframe(source=source)
+    sdf = sdf.apply(lambda row: {{**row, "id": int(row["id"]), "temp": float(row["temp"]),
+                                 "hum": float(row["hum"]), "ts": int(row["ts"])}})
+else:
+    sdf = app.dataframe(source)
+if WORKLOAD in ("W1", "W1-avro", "W8"):
     sdf = sdf[sdf["temp"] > 25]
     sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
     sdf = sdf.apply(lambda v: {{**v, "tag": "hot"}})
@@ -196,6 +214,18 @@ def expected_versions(readings: int) -> dict[int, Optional[int]]:
     return result
 
 
+def write_csv(path: Path, n: int, ts0: int) -> None:
+    """``n`` readings as ``bench/run.py`` writes them to a topic (the same values), as the rows of
+    a CSV file with a header; reading ``i`` has ``ts`` ``ts0 + i``."""
+    rnd = random.Random(1)
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "sensor", "temp", "hum", "site", "ts"])
+        for i in range(n):
+            writer.writerow([i, f"sensor-{i % 10000:05d}", round(rnd.uniform(0, 50), 3),
+                             round(rnd.uniform(0, 100), 3), "plant-north-7", ts0 + i])
+
+
 class OutputClock:
     """Reads a topic from the beginning and notes the arrival time of every message (and, with
     ``keep_values``, its value)."""
@@ -267,6 +297,8 @@ def run_program(python: str, library: str, workload: str, address: str, src: str
     count_and_delete(address, out)
     row: dict[str, Any] = {"workload": workload, "system": library, "outputs": len(arrivals),
                            "peak_mb": round(mem.peak_mb), "log": str(work / "app.log")}
+    if workload == "W8":  # the source's topic (its default: source__<name>) goes too
+        row["rows_in"] = count_and_delete(address, f"source__{env['BENCH_GROUP']}")
     if not arrivals:
         print(f"{workload} {library}: no output; the program's log is {work / 'app.log'}", file=sys.stderr)
         return row
@@ -274,6 +306,8 @@ def run_program(python: str, library: str, workload: str, address: str, src: str
     steady = (len(arrivals) * 8 // 10) / (hi - lo) if hi > lo else float("inf")
     row.update(first_output_s=round(arrivals[0], 2), last_output_s=round(arrivals[-1], 2),
                steady_out_per_s=round(steady))
+    if row.get("rows_in") and steady != float("inf"):
+        row["steady_rows_in_per_s"] = round(steady * row["rows_in"] / len(arrivals))
     return row
 
 
@@ -357,7 +391,10 @@ def main() -> int:
         sources: dict[str, str] = {}  # value format -> input topic, loaded once
         configs = ""  # W7's right topic, written before its readings
         for workload in args.workloads.split(","):
-            fmt = {"W1-avro": "avro", "W7": "timestamped"}.get(workload, "json")
+            fmt = {"W1-avro": "avro", "W7": "timestamped", "W8": "csv"}.get(workload, "json")
+            if fmt == "csv" and fmt not in sources:  # event time in the last minutes: kept by the broker
+                sources[fmt] = str(Path(tempfile.mkdtemp(prefix="bench-user-csv-")) / "readings.csv")
+                write_csv(Path(sources[fmt]), args.messages, ts0=int(time.time() * 1000) - args.messages)
             if fmt not in sources:
                 sources[fmt] = make_topic(broker.address)
                 options: dict[str, Any] = {"encode": avro_encoder()} if fmt == "avro" else {}

@@ -587,6 +587,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
 
     from ..state.store import KeyedStateStore
 
+    _T0 = time.perf_counter()
     _task_start(plan)
     parts = list(frames) if frames is not None else []
     frame = pd.concat(parts, ignore_index=True) if parts else None  # none on a timer-only call
@@ -624,13 +625,18 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
                     else source_records({name: frame[name].tolist() for name in SOURCE_COLUMNS})
                 )
                 processor.process(records if ranks is None else in_time_order(records, ranks))
+        _T1 = time.perf_counter()
         if plan.idle_ms is not None:
             processor.run_tickers(store.tickers, int(time.time() * 1000))
         summary = processor.finish()
+        _T2 = time.perf_counter()
         if summary.error is None:
             group_state.update((store.dumps(),))
             if plan.idle_ms is not None:
                 group_state.setTimeoutDuration(plan.idle_ms)
+        import os as _os
+        with open("/tmp/w7prof/buckets.log", "a") as _f:
+            _f.write(f"{_os.getpid()} {key[0]} {processor.input_count} {_T0:.4f} {_T1-_T0:.4f} {_T2-_T1:.4f} {time.perf_counter()-_T2:.4f}\n")
     except Exception as exc:  # the state blob could not be read or written
         if processor is not None:
             processor._failed(_Fatal(exc, Stage.STATE, None, None, None))

@@ -13,6 +13,8 @@ from streamspark.models.serializers import (
     IgnoreMessage,
     JSONDeserializer,
     JSONSerializer,
+    MessageField,
+    SerializationContext,
     SerializationError,
     Serializer,
     SerializerIsNotProvidedError,
@@ -209,8 +211,9 @@ def test_plain_json_serializer_path_gives_the_serializers_bytes_and_errors():
         with pytest.raises(SerializationError, match="not JSON-serializable") as fast:
             plain.row_serialize(row(bad), key=b"k")
         with pytest.raises(SerializationError) as slow:
-            JSONSerializer()(bad, None)
+            JSONSerializer()(bad, SerializationContext("plain", MessageField.VALUE))
         assert str(fast.value) == str(slow.value)
+        assert 'topic "plain", value' in str(fast.value)
 
     custom = Topic("custom", value_serializer=JSONSerializer(dumps=lambda v: b"custom:" + repr(v).encode()))
     assert custom.row_serialize(row(1), key=None).value == b"custom:1"

@@ -146,12 +146,17 @@ class JSONSerializer(ConfluentBacked, _Validating, Serializer):
         try:
             return self._dumps(value)
         except (TypeError, ValueError) as exc:
-            raise self.not_serializable(exc) from exc
+            raise self.not_serializable(exc, ctx) from exc
 
     @staticmethod
-    def not_serializable(exc: Exception) -> SerializationError:
-        """The error for a value that ``dumps`` refused (also raised by the engine's direct path)."""
-        return SerializationError(f"Value is not JSON-serializable: {exc}")
+    def not_serializable(exc: Exception, ctx: Optional[SerializationContext] = None) -> SerializationError:
+        """The error for a value that ``dumps`` refused (also raised by the topic's direct path);
+        with ``ctx`` it names the topic.
+
+        >>> str(JSONSerializer.not_serializable(TypeError("set"), SerializationContext("out")))
+        'Value is not JSON-serializable (topic "out", value): set'
+        """
+        return SerializationError(f"Value is not JSON-serializable{where(ctx)}: {exc}")
 
     def _plain_dumps(self) -> Optional[Callable[[Any], bytes | str]]:
         """The bare ``dumps`` when this serializer does nothing else (no schema, ``__call__`` not

@@ -418,7 +418,7 @@ class Topic:
                 try:
                     svalue = plain_dumps(value)
                 except (TypeError, ValueError) as exc:  # as JSONSerializer.__call__ does
-                    raise not_json(exc) from exc
+                    raise not_json(exc, SerializationContext(name, MessageField.VALUE, headers)) from exc
             else:
                 svalue = vs(value, SerializationContext(name, MessageField.VALUE, headers) if value_ctx else None)
             if svalue.__class__ is not bytes and svalue.__class__ is not str and svalue is not None:

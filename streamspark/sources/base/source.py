@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import abc
 import logging
+import time
 from typing import Any, Callable, Optional, Union
 
 from ...models.topics import KafkaMessage, Topic
@@ -58,6 +59,13 @@ def string_keyed_json_topic(name: str) -> Topic:
                  value_serializer="json", value_deserializer="json")
 
 
+def string_keyed_bytes_topic(name: str) -> Topic:
+    """A topic with string keys and bytes values (the default topic of the message-relaying
+    sources: Kinesis, Pub/Sub)."""
+    return Topic(name=name, key_serializer="str", key_deserializer="str",
+                 value_serializer="bytes", value_deserializer="bytes")
+
+
 class BaseSource(abc.ABC):
     """The interface every source implements: ``start``, ``stop`` and ``default_topic``.
 
@@ -76,6 +84,9 @@ class BaseSource(abc.ABC):
     #: seconds the application waits for the source to stop before killing its process
     shutdown_timeout: float = 10
 
+    #: attributes holding clients made in the source's process: they are sent to it as None
+    _process_local_attributes: tuple[str, ...] = ()
+
     def __init__(
         self,
         on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
@@ -85,6 +96,12 @@ class BaseSource(abc.ABC):
         self._producer_topic: Optional[Topic] = None
         self._on_client_connect_success = on_client_connect_success or _default_on_client_connect_success
         self._on_client_connect_failure = on_client_connect_failure or _default_on_client_connect_failure
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for attribute in self._process_local_attributes:
+            state[attribute] = None  # clients are made in the source's process
+        return state
 
     def _init_client(self) -> None:
         """Run ``setup()`` and the connect callbacks."""
@@ -202,6 +219,13 @@ class Source(BaseSource):
     @abc.abstractmethod
     def run(self) -> None:
         """Fetch data and produce it (loop ``while self.running``); the process ends when it returns."""
+
+    def _sleep(self, seconds: float, slice_seconds: float = 0.1) -> None:
+        """Sleep for ``seconds`` in slices, returning early once the source is stopped (a stop
+        does not wait for the end of a long wait)."""
+        deadline = time.monotonic() + seconds
+        while self.running and (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(left, slice_seconds))
 
     def serialize(
         self,

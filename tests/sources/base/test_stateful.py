@@ -1,12 +1,17 @@
-"""StatefulSource: its state survives a kill -9 of its process; exactly-once produces each record once."""
+"""StatefulSource: its state survives a kill -9 of its process (or of the whole application);
+exactly-once produces each record once, on its topic and in a pipeline's output."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
+import uuid
 from collections import Counter
+from pathlib import Path
 from typing import Optional
 
 import pytest
@@ -120,3 +125,63 @@ def test_a_state_is_invalidated_by_the_flush_that_committed_it():
 def test_state_before_the_source_runs_is_an_error():
     with pytest.raises(RuntimeError, match='Source "seq" is not configured'):
         Sequence("seq").state
+
+
+# --- kill -9 of the whole application (driver, Spark and the source's process), restarted ---------
+
+APP = Path(__file__).parents[1] / "crash_app.py"
+
+
+def _start_app(broker, out, state, group, name, log, total, every, pause):
+    return subprocess.Popen(
+        [sys.executable, str(APP), "numbers", broker.address, out, state, group, name, "exactly-once",
+         str(total), str(every), str(pause)],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(Path(__file__).parents[3]),
+    )
+
+
+def _outputs(kafka, topic, expected, timeout, isolation="read_uncommitted") -> list[dict]:
+    return [json.loads(m.value()) for m in kafka.consume(topic, expected=expected, timeout=timeout,
+                                                         isolation=isolation)]
+
+
+@pytest.mark.harness(seconds=240)
+def test_kill_9_of_the_application_mid_run_then_restarts_give_each_record_once_downstream(broker, kafka, tmp_path):
+    """A StatefulSource read by a pipeline on Spark under exactly-once: the application is killed
+    (SIGKILL to its whole process group) twice while the source is producing, and restarted;
+    the pipeline's output holds every record exactly once."""
+    total, every, pause = 3000, 50, 0.02  # about 60 s of producing: the kills land mid-run
+    out = kafka.new_topic()
+    state, group, name = str(tmp_path / "state"), f"stateful-app-{uuid.uuid4().hex[:8]}", f"numbers-{uuid.uuid4().hex[:8]}"
+    log = open(tmp_path / "app.log", "ab")
+    seen = 0
+    proc = None
+    try:
+        for _ in range(2):
+            proc = _start_app(broker, out, state, group, name, log, total, every, pause)
+            deadline = time.monotonic() + 150
+            while len(_outputs(kafka, out, expected=seen + 50, timeout=2)) < seen + 50:  # progress of this run
+                assert proc.poll() is None, (tmp_path / "app.log").read_text()[-3000:]
+                assert time.monotonic() < deadline, "no new output within 150s"
+            time.sleep(1)
+            produced = sum(kafka.high_watermarks(f"source__{name}").values())
+            os.killpg(proc.pid, signal.SIGKILL)  # the driver, Spark and the source's process
+            proc.wait(30)
+            assert produced < total, "the source had produced everything before the kill"
+            seen = len(_outputs(kafka, out, expected=total, timeout=3))
+        proc = _start_app(broker, out, state, group, name, log, total, every, pause)
+        deadline = time.monotonic() + 180
+        got: list[dict] = []
+        while time.monotonic() < deadline and len({v["n"] for v in got}) < total:
+            assert proc.poll() is None, (tmp_path / "app.log").read_text()[-3000:]
+            got = _outputs(kafka, out, expected=total, timeout=3, isolation="read_committed")
+    finally:
+        if proc is not None and proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
+        log.close()
+    counts = Counter(v["n"] for v in got)
+    missing = set(range(total)) - set(counts)
+    assert not missing, f"lost {len(missing)} records, e.g. {sorted(missing)[:10]}"
+    assert [n for n, c in counts.items() if c > 1] == []
+    assert all(v["square"] == v["n"] ** 2 for v in got)

@@ -10,9 +10,11 @@ import pytest
 
 MODULES = [
     "streamspark.sources.community._client",
+    "streamspark.sources.community.aws_errors",
     "streamspark.sources.community.file",
     "streamspark.sources.community.file.s3",
     "streamspark.sources.community.file.azure",
+    "streamspark.sources.community.file.object_names",
     "streamspark.sources.community.kinesis",
     "streamspark.sources.community.kinesis.consumer",
     "streamspark.sources.community.kinesis.kinesis",

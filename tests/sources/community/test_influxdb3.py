@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from datetime import datetime, timedelta, timezone
 from typing import Any, Optional
 
@@ -146,3 +147,17 @@ def test_parameters_are_checked_when_the_source_is_created():
     with pytest.raises(ValueError, match="max_retries must be >= 0"):
         InfluxDB3Source("h", "t", "o", "db", max_retries=-1)
     assert InfluxDB3Source("h", "t", "o", "db").name == "influxdb3_db_measurements"
+
+
+def test_a_set_up_source_is_sent_to_its_process_without_its_client_client_boundary():
+    """Clients belong to the source's process: a pickled source leaves its (unpicklable) client
+    behind, and the copy sets up a client of its own."""
+    from pyspark import cloudpickle
+
+    source = FakeBackedInfluxDB3Source(POINTS, start_date=T0, end_date=T0 + timedelta(hours=1), time_delta="1h")
+    source.setup()
+    first, source.fake = source.fake, None  # (the test's own handle on the client)
+    first.lock = threading.Lock()  # type: ignore[union-attr]  # what a real client holds: not picklable
+    copy = cloudpickle.loads(cloudpickle.dumps(source))
+    copy.setup()
+    assert copy.fake is not None and copy.fake is not first and copy.fake.queries == [("SHOW MEASUREMENTS", None)]

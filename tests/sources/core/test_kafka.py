@@ -27,7 +27,7 @@ from streamspark.testing.broker import free_port
 
 from ..conftest import RecordingProducer
 
-APP = Path(__file__).with_name("replicator_app.py")
+APP = Path(__file__).parents[1] / "crash_app.py"
 
 
 def app_config(address: str, **kwargs: Any) -> Any:
@@ -278,7 +278,8 @@ def test_app_run_with_a_missing_source_topic_fails_naming_the_source(make_app, s
 
 def _start(broker, source_cluster, src, out, state, group, name, guarantee, log):
     return subprocess.Popen(
-        [sys.executable, str(APP), broker.address, source_cluster.address, src, out, state, group, name, guarantee],
+        [sys.executable, str(APP), "replicator", broker.address, out, state, group, name, guarantee,
+         source_cluster.address, src],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(Path(__file__).parents[3]),
     )
 

@@ -19,18 +19,13 @@ from .._client import import_client
 from .base import FileSource
 from .compressions import CompressionName
 from .formats import Format, FormatName
+from .object_names import folder_prefix, is_under, object_name
 
 __all__ = ("AzureFileSource", "MissingAzureContainer")
 
 
 class MissingAzureContainer(SourceInputError):
     """The container of an :class:`AzureFileSource` does not exist."""
-
-
-def _blob_name(filepath: Union[str, Path]) -> str:
-    """A blob name (or name prefix) from a path: no leading ``/``; ``""`` for the whole container."""
-    name = str(filepath).strip("/")
-    return "" if name == "." else name
 
 
 class AzureFileSource(FileSource):
@@ -51,6 +46,8 @@ class AzureFileSource(FileSource):
 
     The other parameters are :class:`FileSource`'s.
     """
+
+    _process_local_attributes = ("_client",)
 
     def __init__(
         self,
@@ -87,11 +84,6 @@ class AzureFileSource(FileSource):
         self._connection_string = connection_string
         self._client: Any = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_client"] = None  # clients are made in the source's process
-        return state
-
     def _new_client(self) -> Any:
         """A container client, after checking the container exists."""
         blob = import_client("azure.storage.blob", "AzureFileSource", "azure")
@@ -118,26 +110,24 @@ class AzureFileSource(FileSource):
             self._client = self._new_client()
 
     def _file_label(self, filepath: Path) -> str:
-        return f"{self._container}/{_blob_name(filepath)}"
+        return f"{self._container}/{object_name(filepath)}"
 
     def get_file_list(self, filepath: Path) -> Iterable[Path]:
         """The names of the blobs under ``filepath`` in name order (or ``filepath`` itself when it
         is a blob's name)."""
-        prefix = _blob_name(filepath)
-        for name in self._client.list_blob_names(name_starts_with=prefix or None):
-            if prefix in ("", name) or name.startswith(prefix + "/"):
+        for name in self._client.list_blob_names(name_starts_with=object_name(filepath) or None):
+            if is_under(name, filepath):
                 yield Path(name)
 
     def read_file(self, filepath: Path) -> BinaryIO:
-        return io.BytesIO(self._client.download_blob(_blob_name(filepath)).readall())
+        return io.BytesIO(self._client.download_blob(object_name(filepath)).readall())
 
     def file_partition_counter(self) -> int:
         """The number of "folders" directly under ``filepath`` (checked with a client of its own:
         this runs in the application's process, before the source starts)."""
         client = self._new_client()
         try:
-            prefix = _blob_name(self._filepath)
-            prefix = f"{prefix}/" if prefix else ""
+            prefix = folder_prefix(self._filepath)
             return sum(1 for item in client.walk_blobs(name_starts_with=prefix or None, delimiter="/")
                        if item.name.endswith("/"))
         finally:

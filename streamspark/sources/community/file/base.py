@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import abc
 import logging
-import time
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional, Union
 
@@ -166,12 +165,7 @@ class FileSource(Source):
         delay = (timestamp - previous) / 1000 * self._replay_speed
         if delay <= _MIN_SLEEP:
             return
-        deadline = time.monotonic() + delay
-        while self.running:  # sleep in slices: a stop must not wait for a long gap
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            time.sleep(min(left, 0.1))
+        self._sleep(delay)
 
     def run(self) -> None:
         fetcher = FileFetcher(self._fetch, self._listed_files())

@@ -17,21 +17,17 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional, Union
 from ...base.exceptions import SourceInputError
 from ...base.source import ClientConnectFailureCallback, ClientConnectSuccessCallback
 from .._client import import_client
+from ..aws_errors import aws_error
 from .base import FileSource
 from .compressions import CompressionName
 from .formats import Format, FormatName
+from .object_names import folder_prefix, is_under, object_name
 
 __all__ = ("S3FileSource", "MissingS3Bucket")
 
 
 class MissingS3Bucket(SourceInputError):
     """The S3 bucket of an :class:`S3FileSource` does not exist."""
-
-
-def _key(filepath: Union[str, Path]) -> str:
-    """An object key (or key prefix) from a path: no leading ``/``; ``""`` for the whole bucket."""
-    key = str(filepath).strip("/")
-    return "" if key == "." else key
 
 
 class S3FileSource(FileSource):
@@ -57,6 +53,8 @@ class S3FileSource(FileSource):
 
     The other parameters are :class:`FileSource`'s.
     """
+
+    _process_local_attributes = ("_client",)
 
     def __init__(
         self,
@@ -101,11 +99,6 @@ class S3FileSource(FileSource):
         }
         self._client: Any = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_client"] = None  # clients are made in the source's process
-        return state
-
     def _new_client(self) -> Any:
         session = import_client("botocore.session", "S3FileSource", "s3")
         config = import_client("botocore.config", "S3FileSource", "s3")
@@ -120,15 +113,8 @@ class S3FileSource(FileSource):
         what = f'the S3 bucket "{self._bucket}"'
         try:
             client.head_bucket(Bucket=self._bucket)
-        except exceptions.ClientError as exc:
-            code = str(exc.response.get("Error", {}).get("Code", ""))
-            if code in ("404", "NoSuchBucket", "NotFound"):
-                raise MissingS3Bucket(self.name, what, "it does not exist") from None
-            if code in ("403", "AccessDenied", "Forbidden"):
-                raise SourceInputError(self.name, what, "access denied with these credentials") from None
-            raise SourceInputError(self.name, what, str(exc)) from exc
-        except exceptions.BotoCoreError as exc:
-            raise SourceInputError(self.name, what, str(exc)) from exc
+        except (exceptions.ClientError, exceptions.BotoCoreError) as exc:
+            raise aws_error(exc, self.name, what, missing=MissingS3Bucket) from exc
 
     def setup(self) -> None:
         """Create the S3 client and check the bucket exists."""
@@ -138,7 +124,7 @@ class S3FileSource(FileSource):
             self._client = client
 
     def _file_label(self, filepath: Path) -> str:
-        return f"s3://{self._bucket}/{_key(filepath)}"
+        return f"s3://{self._bucket}/{object_name(filepath)}"
 
     def _keys(self, client: Any, prefix: str, delimiter: str = "") -> Iterator[dict[str, Any]]:
         paginator = client.get_paginator("list_objects_v2")
@@ -147,16 +133,14 @@ class S3FileSource(FileSource):
     def get_file_list(self, filepath: Path) -> Iterable[Path]:
         """The keys of the objects under ``filepath`` in key order (or ``filepath`` itself when
         it is an object's key)."""
-        key = _key(filepath)
-        for page in self._keys(self._client, key):
+        for page in self._keys(self._client, object_name(filepath)):
             for item in page.get("Contents", []):
                 name = item["Key"]
-                if key in ("", name) or name.startswith(key + "/"):
-                    if not name.endswith("/"):  # "folder" marker objects
-                        yield Path(name)
+                if is_under(name, filepath) and not name.endswith("/"):  # not "folder" marker objects
+                    yield Path(name)
 
     def read_file(self, filepath: Path) -> BinaryIO:
-        answer = self._client.get_object(Bucket=self._bucket, Key=_key(filepath))
+        answer = self._client.get_object(Bucket=self._bucket, Key=object_name(filepath))
         return io.BytesIO(answer["Body"].read())
 
     def file_partition_counter(self) -> int:
@@ -165,8 +149,7 @@ class S3FileSource(FileSource):
         client = self._new_client()
         try:
             self._check_bucket(client)
-            prefix = _key(self._filepath)
-            prefix = f"{prefix}/" if prefix else ""
-            return sum(len(page.get("CommonPrefixes", [])) for page in self._keys(client, prefix, "/"))
+            return sum(len(page.get("CommonPrefixes", []))
+                       for page in self._keys(client, folder_prefix(self._filepath), "/"))
         finally:
             client.close()

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Optional, TypeVar, Union
 
 from ....models.topics import Topic
 from ...base.exceptions import SourceInputError
-from ...base.source import ClientConnectFailureCallback, ClientConnectSuccessCallback, Source
+from ...base.source import ClientConnectFailureCallback, ClientConnectSuccessCallback, Source, string_keyed_json_topic
 from .._client import import_client
 
 __all__ = ("InfluxDB3Source", "NoMeasurementsFound")
@@ -87,6 +86,8 @@ class InfluxDB3Source(Source):
     :param on_client_connect_failure: called with the exception when ``setup()`` failed.
     """
 
+    _process_local_attributes = ("_client",)
+
     def __init__(
         self,
         host: str,
@@ -133,15 +134,9 @@ class InfluxDB3Source(Source):
         self._max_retries = max_retries
         self._client: Any = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_client"] = None  # the client is made in the source's process
-        return state
-
     def default_topic(self) -> Topic:
         """``<name>``: string keys, JSON values."""
-        return Topic(name=self.name, key_serializer="string", key_deserializer="string",
-                     value_serializer="json", value_deserializer="json")
+        return string_keyed_json_topic(self.name)
 
     def influxdb_client(self) -> Any:
         """The ``influxdb_client_3.InfluxDBClient3`` to query with (override it to configure the
@@ -195,12 +190,6 @@ class InfluxDB3Source(Source):
                 self._sleep(backoff)
                 backoff *= 2
         raise AssertionError("unreachable")
-
-    def _sleep(self, seconds: float) -> None:
-        """Sleep, in slices: a stop does not wait for the end of a long wait."""
-        deadline = time.monotonic() + seconds
-        while self.running and (left := deadline - time.monotonic()) > 0:
-            time.sleep(min(left, 0.2))
 
     def _query_window(self, measurement: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
         logger.info('Source "%s" querying %s from %s to %s', self.name, measurement, start, end)

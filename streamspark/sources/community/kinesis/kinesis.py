@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import time
 from os import getenv
-from typing import Any, Optional
+from typing import Optional
 
 from ....models.topics import Topic
-from ...base.exceptions import SourceInputError
-from ...base.source import ClientConnectFailureCallback, ClientConnectSuccessCallback, StatefulSource
+from ...base.source import (
+    ClientConnectFailureCallback,
+    ClientConnectSuccessCallback,
+    StatefulSource,
+    string_keyed_bytes_topic,
+)
 from .._client import import_client
+from ..aws_errors import aws_error
 from .consumer import AutoOffsetResetType, AWSCredentials, KinesisCheckpointer, KinesisConsumer, KinesisRecord
 
 __all__ = ("KinesisSource",)
@@ -59,6 +64,8 @@ class KinesisSource(StatefulSource):
     :param on_client_connect_failure: called with the exception when ``setup()`` failed.
     """
 
+    _process_local_attributes = ("_consumer",)
+
     def __init__(
         self,
         stream_name: str,
@@ -95,15 +102,9 @@ class KinesisSource(StatefulSource):
         self._checkpointer = KinesisCheckpointer(stateful_source=self, commit_interval=commit_interval)
         self._consumer: Optional[KinesisConsumer] = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_consumer"] = None  # the client is made in the source's process
-        return state
-
     def default_topic(self) -> Topic:
         """``kinesis_<stream>``: string keys, bytes values."""
-        return Topic(name=self.name, key_serializer="str", key_deserializer="str",
-                     value_serializer="bytes", value_deserializer="bytes")
+        return string_keyed_bytes_topic(self.name)
 
     def _handle_kinesis_message(self, message: KinesisRecord) -> None:
         msg = self.serialize(key=message["PartitionKey"], value=message["Data"],
@@ -126,14 +127,9 @@ class KinesisSource(StatefulSource):
         what = f'the Kinesis stream "{self._stream_name}"'
         try:
             self._consumer = consumer.__enter__()
-        except exceptions.ClientError as exc:
+        except (exceptions.ClientError, exceptions.BotoCoreError) as exc:
             consumer.__exit__(None, None, None)
-            if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
-                raise SourceInputError(self.name, what, "it does not exist") from None
-            raise SourceInputError(self.name, what, str(exc)) from exc
-        except exceptions.BotoCoreError as exc:
-            consumer.__exit__(None, None, None)
-            raise SourceInputError(self.name, what, str(exc)) from exc
+            raise aws_error(exc, self.name, what) from exc
 
     def run(self) -> None:
         if self._consumer is None:

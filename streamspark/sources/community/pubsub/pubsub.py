@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from ....models.topics import Topic
 from ...base.exceptions import SourceInputError
-from ...base.source import ClientConnectFailureCallback, ClientConnectSuccessCallback, Source
+from ...base.source import ClientConnectFailureCallback, ClientConnectSuccessCallback, Source, string_keyed_bytes_topic
 from .consumer import PubSubConsumer, PubSubMessage, PubSubSubscriptionNotFound
 
 __all__ = ("PubSubSource",)
@@ -55,6 +55,8 @@ class PubSubSource(Source):
     :param on_client_connect_failure: called with the exception when ``setup()`` failed.
     """
 
+    _process_local_attributes = ("_consumer",)
+
     def __init__(
         self,
         project_id: str,
@@ -87,15 +89,9 @@ class PubSubSource(Source):
         self._enable_message_ordering = enable_message_ordering
         self._consumer: Optional[PubSubConsumer] = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_consumer"] = None  # the client is made in the source's process
-        return state
-
     def default_topic(self) -> Topic:
         """``pubsub_<subscription>_<topic>``: string keys, bytes values."""
-        return Topic(name=f"pubsub_{self._subscription_id}_{self._topic_id}", key_serializer="str",
-                     key_deserializer="str", value_serializer="bytes", value_deserializer="bytes")
+        return string_keyed_bytes_topic(f"pubsub_{self._subscription_id}_{self._topic_id}")
 
     def subscriber_client(self) -> Any:
         """The ``pubsub_v1.SubscriberClient`` to read with, or None (the default) to make one from
