@@ -72,13 +72,13 @@ class _DottedSettings(BaseSettings):
 class SchemaRegistryClientConfig(_DottedSettings):
     """How to reach a Schema Registry.
 
-    :param url: the Schema Registry URL (``mock://name`` for confluent-kafka's in-memory registry).
-    :param ssl_ca_location: path to the CA certificate file that verifies the registry's key.
-    :param ssl_key_location: path to the client's private key (PEM); ``ssl_certificate_location``
+    :ivar url: the Schema Registry URL (``mock://name`` for confluent-kafka's in-memory registry).
+    :ivar ssl_ca_location: path to the CA certificate file that verifies the registry's key.
+    :ivar ssl_key_location: path to the client's private key (PEM); ``ssl_certificate_location``
         must be set too.
-    :param ssl_certificate_location: path to the client's public key (PEM); may be set alone when
+    :ivar ssl_certificate_location: path to the client's public key (PEM); may be set alone when
         the PEM also holds the private key.
-    :param basic_auth_user_info: HTTP credentials as ``username:password`` (by default taken from
+    :ivar basic_auth_user_info: HTTP credentials as ``username:password`` (by default taken from
         the URL when it has them).
 
     >>> SchemaRegistryClientConfig(url="mock://demo").as_dict()
@@ -97,17 +97,17 @@ class SchemaRegistryClientConfig(_DottedSettings):
 class SchemaRegistrySerializationConfig(_DottedSettings):
     """How a serializer talks to the Schema Registry (needs a :class:`SchemaRegistryClientConfig`).
 
-    :param auto_register_schemas: register the serializer's schema under its subject when it is not
+    :ivar auto_register_schemas: register the serializer's schema under its subject when it is not
         there yet (default True).
-    :param normalize_schemas: normalize schemas before registering or looking them up.
-    :param use_latest_version: serialize with the subject's latest schema version (no check that
+    :ivar normalize_schemas: normalize schemas before registering or looking them up.
+    :ivar use_latest_version: serialize with the subject's latest schema version (no check that
         it is backwards compatible with the value).
-    :param subject_name_strategy: ``Callable(SerializationContext, str) -> str`` building subject
+    :ivar subject_name_strategy: ``Callable(SerializationContext, str) -> str`` building subject
         names (default ``confluent_kafka.schema_registry.topic_subject_name_strategy``).
-    :param skip_known_types: skip known types when resolving Protobuf schema dependencies.
-    :param reference_subject_name_strategy: subject names of schema references (default
+    :ivar skip_known_types: skip known types when resolving Protobuf schema dependencies.
+    :ivar reference_subject_name_strategy: subject names of schema references (default
         ``confluent_kafka.schema_registry.reference_subject_name_strategy``).
-    :param use_deprecated_format: Protobuf only: write message indexes without zig-zag encoding,
+    :ivar use_deprecated_format: Protobuf only: write message indexes without zig-zag encoding,
         for consumers on confluent-kafka-python older than 1.8.
 
     Building one needs ``pip install streamspark[schema-registry]`` (the default strategies are

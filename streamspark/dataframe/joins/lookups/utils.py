@@ -14,10 +14,10 @@ __all__ = ("CacheInfo",)
 class CacheInfo(TypedDict):
     """Statistics of a lookup's LRU cache.
 
-    :param hits: lookups answered from the cache.
-    :param misses: lookups that had to query the store.
-    :param size: entries held now.
-    :param maxsize: most entries held at once.
+    :ivar hits: lookups answered from the cache.
+    :ivar misses: lookups that had to query the store.
+    :ivar size: entries held now.
+    :ivar maxsize: most entries held at once.
     """
 
     hits: int
