@@ -52,7 +52,7 @@ _sinks: dict[tuple[str, int], BaseSink] = {}
 
 
 class _RawRecords(list):  # type: ignore[type-arg]
-    """Source records a sink took as one chunk of raw JSON values (``BaseSink._add_json``):
+    """Source records a sink took as one chunk of raw JSON values (``BaseSink.add_raw_json``):
     what the sink replay holds for them."""
 
 
@@ -67,7 +67,7 @@ def _raw_json_sinks(plan: PipelinePlan, sinks: dict[int, BaseSink]) -> dict[str,
             continue
         node_id = root.children[0].id
         sink = sinks.get(node_id)
-        if sink is not None and type(sink)._add_json is not BaseSink._add_json and plan.topics[name]._raw_json_values():
+        if sink is not None and type(sink).add_raw_json is not BaseSink.add_raw_json and plan.topics[name].raw_json_values():
             found[name] = (node_id, sink)
     return found
 
@@ -239,7 +239,7 @@ def _started_sinks(plan: PipelinePlan) -> dict[int, BaseSink]:
     for ordinal, (node_id, obj) in enumerate(_Emitter._plan_sinks(plan)):
         cached = _sinks.get((plan.run_id, node_id))
         if cached is None:
-            obj._sink_node = ordinal  # stable across restarts (node ids are process-wide counters)
+            obj.sink_position = ordinal  # stable across restarts (node ids are process-wide counters)
             obj.start()
             cached = _sinks[(plan.run_id, node_id)] = obj
         sinks[node_id] = cached
@@ -319,8 +319,8 @@ class TaskProcessor:
             self.txn.abort()
         for sink in self.sinks.values():
             sink.on_paused()
-            if sink._collect_to_driver:
-                sink._drain_for_driver()
+            if sink.collects_to_driver:
+                sink.drain_for_driver()
         self.error = TaskError.of(fatal.exc, fatal.stage, fatal.topic, fatal.partition, fatal.offset)
 
     def process(self, records: Iterable[tuple[Any, ...]]) -> None:
@@ -370,7 +370,7 @@ class TaskProcessor:
         if topics.count(topics[0]) != len(topics):
             return False
         try:
-            taken = sink._add_json(values, keys, stamps)
+            taken = sink.add_raw_json(values, keys, stamps)
         except Exception as exc:
             raise _Fatal(exc, Stage.SINK, topics[0], parts[0], offsets[0]) from exc
         if not taken:
@@ -388,7 +388,7 @@ class TaskProcessor:
     def _resend_raw(self, sink: BaseSink, records: _RawRecords) -> None:
         """Feed a sink again the records it took as a raw chunk (after backpressure)."""
         topics, parts, offsets, stamps, _, keys, values, _ = zip(*records)
-        if sink._add_json(values, keys, stamps):
+        if sink.add_raw_json(values, keys, stamps):
             return
         deserialize = self.plan.topics[topics[0]]._deserializer()
         for tname, part, offset, stamp, stamp_type, key, value, headers in records:
@@ -490,8 +490,8 @@ class TaskProcessor:
                 set_delivery_unit(self.unit)
                 for node_id, sink in self.sinks.items():
                     self._flush_sink(node_id, sink)
-                    if sink._collect_to_driver:
-                        sink_payloads[node_id] = sink._drain_for_driver()
+                    if sink.collects_to_driver:
+                        sink_payloads[node_id] = sink.drain_for_driver()
                 _flush_producer(self.emitter, self.plan)
                 if self.txn is not None:
                     try:

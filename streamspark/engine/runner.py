@@ -156,7 +156,7 @@ class QueryRunner:
             self._raise_errors(summaries)
         except ProcessingError:
             for sink in self.sinks_by_node.values():
-                sink._driver_abort()
+                sink.on_batch_abort()
             raise
         batch_inputs = sum(s.input_count for s in summaries)
         batch_outputs = sum(s.output_count for s in summaries)
@@ -165,13 +165,13 @@ class QueryRunner:
         # the batch succeeded: hand over what driver-side sinks and the collector gathered
         for summary in summaries:
             for node_id, items in (summary.sink_payloads or {}).items():
-                self.sinks_by_node[node_id]._receive_from_worker(items)
+                self.sinks_by_node[node_id].receive_from_worker(items)
         for sink in self.sinks_by_node.values():
             try:
-                sink._driver_commit(batch_id, started_ms)
+                sink.on_batch_commit(batch_id, started_ms)
             except Exception as exc:
                 for other in self.sinks_by_node.values():
-                    other._driver_abort()
+                    other.on_batch_abort()
                 raise ProcessingError(
                     f"sink failed: {type(sink).__name__} could not commit batch {batch_id}: {exc}", stage="sink"
                 ) from exc
@@ -215,7 +215,7 @@ class QueryRunner:
     def start(self, limits: RunLimits) -> Any:
         spark = get_spark(self.spark_master, self.spark_conf)
         for sink in self.sinks_by_node.values():
-            sink._driver_start(self.checkpoint_dir)
+            sink.on_query_start(self.checkpoint_dir)
         options = source_options(
             topics=sorted(self.plan.roots),
             auto_offset_reset=self.auto_offset_reset,
@@ -306,7 +306,7 @@ class QueryRunner:
                     if not status.get("isDataAvailable") and not status.get("isTriggerActive"):
                         caught_up = time.time_ns() // 1_000_000 - int(self.trigger_interval * 1000)
                         for sink in self.sinks_by_node.values():
-                            sink._driver_idle(caught_up)
+                            sink.on_source_idle(caught_up)
                 if limits.timeout:
                     # with timers Spark runs a batch every trigger: only batches with data count
                     active = (self._in_batch.is_set() and not self._timers) or status.get("isDataAvailable")
@@ -375,7 +375,7 @@ class QueryRunner:
             logger.debug("query ended: %s", exc)
         for sink in self.sinks_by_node.values():
             try:
-                sink._driver_stop()
+                sink.on_query_stop()
             except Exception:
                 logger.exception("Stopping sink %s failed", type(sink).__name__)
         self._commit_last_progress(query)

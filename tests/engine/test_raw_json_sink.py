@@ -1,5 +1,5 @@
 """A topic whose JSON values go straight into the lake sink: tasks hand the sink whole chunks of
-raw values (``BaseSink._add_json``), and the files are those of the per-record path.
+raw values (``BaseSink.add_raw_json``), and the files are those of the per-record path.
 
 These tests drive the task code (``TaskProcessor``) in this process, without Spark: the sink
 then writes and registers on each flush as it does outside a query. The path through Spark is

@@ -265,11 +265,11 @@ class Topic:
         ignored message."""
         return self._deserialize_fn or self._build_deserialize()
 
-    def _raw_json_values(self) -> bool:
+    def raw_json_values(self) -> bool:
         """True when a message becomes ``(loads(value), raw key, Kafka timestamp)`` with the
         default JSON ``loads`` and nothing more (bytes keys, no split, no timestamp
         extractor): a task may then give a sink the raw values of a whole chunk
-        (``BaseSink._add_json``)."""
+        (``BaseSink.add_raw_json``)."""
         from ..serializers.json import default_loads
 
         vd = self._value_deserializer

@@ -13,7 +13,7 @@ import logging
 from typing import Any, Callable, Optional, Sequence
 
 from ...models.types import Headers
-from ._delivery import delivery_token
+from ._delivery import delivery_token as unit_token
 from .batch import SinkBatch
 
 __all__ = ("BaseSink", "BatchingSink", "ClientConnectSuccessCallback", "ClientConnectFailureCallback")
@@ -25,19 +25,59 @@ ClientConnectFailureCallback = Callable[[Optional[Exception]], None]
 
 
 class BaseSink(abc.ABC):
-    """The interface every sink implements.
+    """The interface every sink implements, and the protocol the engine drives it by.
 
     Subclasses implement :meth:`add` and :meth:`flush`; :meth:`setup` connects and validates
-    (called once per worker process before the first record).
+    (called once per worker process before the first record). That is all most sinks need:
+    a flush that raises fails the micro-batch, which is then replayed (at-least-once).
+
+    The engine's protocol has two sides. Every hook has a default that does nothing, so a
+    sink overrides only the ones it needs:
+
+    - **Worker side** (a copy of the sink in each Spark task): :meth:`add`, :meth:`flush`,
+      :meth:`on_paused`; :meth:`delivery_token` names the micro-batch unit being flushed,
+      the same on a replay, so a sink that stores it atomically with its data can skip a
+      replayed write (exactly-once in effect); :meth:`add_raw_json` takes chunks of raw JSON
+      values; with :attr:`collects_to_driver`, :meth:`drain_for_driver` hands what the
+      worker gathered to the driver.
+    - **Driver side** (the instance passed to ``sdf.sink()``, in the application's process):
+      :meth:`on_query_start`, :meth:`receive_from_worker` (what each task drained),
+      :meth:`on_batch_commit` (every task succeeded; raising fails the batch, so a sink can
+      make a batch's output visible exactly once, e.g. by registering its files in a
+      catalog), :meth:`on_batch_abort`, :meth:`on_source_idle` and :meth:`on_query_stop`.
+
+    >>> class Counting(BaseSink):
+    ...     collects_to_driver = True
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.pending, self.committed = 0, 0
+    ...     def add(self, value, key, timestamp, headers, topic, partition, offset):
+    ...         self.pending += 1
+    ...     def flush(self):
+    ...         pass
+    ...     def drain_for_driver(self):          # in a worker, after its flush
+    ...         count, self.pending = self.pending, 0
+    ...         return count
+    ...     def receive_from_worker(self, payload):  # in the driver
+    ...         self.pending += payload
+    ...     def on_batch_commit(self, batch_id, started_ms):
+    ...         self.committed, self.pending = self.committed + self.pending, 0
+    >>> worker, driver = Counting(), Counting()
+    >>> for offset in range(3):
+    ...     worker.add({"n": offset}, b"k", 0, [], "t", 0, offset)
+    >>> worker.flush(); driver.receive_from_worker(worker.drain_for_driver())
+    >>> driver.on_batch_commit(0, 0); driver.committed
+    3
 
     :param on_client_connect_success: called after ``setup()`` succeeds.
     :param on_client_connect_failure: called with the exception when ``setup()`` fails; it
         must re-raise to stop the application, or return to carry on.
     """
 
-    #: When True the engine ships what the sink holds after each flush back to the driver
-    #: (used by ``ListSink`` so the user's instance fills up in the driver process).
-    _collect_to_driver: bool = False
+    #: When True the engine calls :meth:`drain_for_driver` after each flush in a worker and
+    #: hands the result to the driver's :meth:`receive_from_worker` (``ListSink`` fills up the
+    #: user's instance this way; the lake sink gathers the files a batch wrote).
+    collects_to_driver: bool = False
 
     def __init__(
         self,
@@ -47,14 +87,15 @@ class BaseSink(abc.ABC):
         self._on_client_connect_success = on_client_connect_success
         self._on_client_connect_failure = on_client_connect_failure
 
-    #: Set by the engine: the sink's position among the pipeline's sinks (part of its delivery token).
-    _sink_node: Optional[int] = None
+    #: Set by the engine: the sink's position among the pipeline's sinks (part of its
+    #: :meth:`delivery_token`, stable across restarts of the same pipeline).
+    sink_position: Optional[int] = None
 
-    def _delivery_token(self) -> Optional[str]:
+    def delivery_token(self) -> Optional[str]:
         """A token naming the micro-batch unit being flushed (the same on a replay), or None
         outside a streaming query. Sinks that can store it atomically with their data use it
-        to skip a replayed write (see ``streamspark.sinks.base._delivery``)."""
-        return delivery_token(self._sink_node)
+        to skip a replayed write (``PostgreSQLSink`` and ``IcebergSink`` do)."""
+        return unit_token(self.sink_position)
 
     def setup(self) -> None:
         """Connect to the destination and validate it. Override when needed."""
@@ -91,7 +132,7 @@ class BaseSink(abc.ABC):
     def on_paused(self) -> None:
         """Called when the batch is abandoned (backpressure or a failure): drop what is pending."""
 
-    def _add_json(self, values: Sequence[bytes], keys: Sequence[Optional[bytes]], timestamps: Sequence[int]) -> bool:
+    def add_raw_json(self, values: Sequence[bytes], keys: Sequence[Optional[bytes]], timestamps: Sequence[int]) -> bool:
         """Take a chunk of records whose values are still raw JSON; False refuses it.
 
         The engine offers chunks only when a topic's values go straight into this sink (no
@@ -101,29 +142,31 @@ class BaseSink(abc.ABC):
         """
         return False
 
-    def _drain_for_driver(self) -> Any:
-        """Return (and forget) what the driver-side instance should receive. See ``ListSink``."""
+    def drain_for_driver(self) -> Any:
+        """Worker side, with :attr:`collects_to_driver`: return (and forget) what the driver's
+        instance should receive; it must pickle. See ``ListSink``."""
         return None
 
-    def _receive_from_worker(self, payload: Any) -> None:
-        """Driver side: take what :meth:`_drain_for_driver` returned in a worker."""
+    def receive_from_worker(self, payload: Any) -> None:
+        """Driver side: take what :meth:`drain_for_driver` returned in a worker (once per task
+        of a micro-batch that succeeded, before :meth:`on_batch_commit`)."""
 
     # Driver-side hooks of a streaming run (the instance passed to ``sdf.sink()``).
-    def _driver_start(self, checkpoint_dir: Optional[str] = None) -> None:
+    def on_query_start(self, checkpoint_dir: Optional[str] = None) -> None:
         """Before the query starts."""
 
-    def _driver_commit(self, batch_id: int, started_ms: int) -> None:
+    def on_batch_commit(self, batch_id: int, started_ms: int) -> None:
         """After every task of micro-batch ``batch_id`` succeeded, before Spark commits it;
         raising fails the batch (it is replayed). ``started_ms``: when the batch began (epoch ms),
         by which time every record of the batch had arrived."""
 
-    def _driver_idle(self, caught_up_ms: int) -> None:
+    def on_source_idle(self, caught_up_ms: int) -> None:
         """The source had no new data: every record that arrived before ``caught_up_ms`` was processed."""
 
-    def _driver_abort(self) -> None:
-        """A micro-batch failed: drop what :meth:`_receive_from_worker` gathered for it."""
+    def on_batch_abort(self) -> None:
+        """A micro-batch failed: drop what :meth:`receive_from_worker` gathered for it."""
 
-    def _driver_stop(self) -> None:
+    def on_query_stop(self) -> None:
         """After the query stopped."""
 
 

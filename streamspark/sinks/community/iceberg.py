@@ -238,7 +238,7 @@ class IcebergSink(BatchingSink):
         if self._client is None:
             self.setup()
         data = self._rows(batches)
-        token = self._delivery_token()
+        token = self.delivery_token()
         for attempt in range(_COMMIT_ATTEMPTS):
             table = self._client
             try:

@@ -137,7 +137,7 @@ class PostgreSQLSink(BatchingSink):
                        "__key": key_text(item.key)}
                 row.update(value)
                 rows.setdefault(self._table_of(item), []).append(row)
-        token = self._delivery_token()
+        token = self.delivery_token()
         conn = self._connection()
         self._ddl_locked = False  # a new transaction starts
         try:

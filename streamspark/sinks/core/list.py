@@ -29,7 +29,7 @@ class ListSink(BaseSink, UserList):
     {'b': 2}
     """
 
-    _collect_to_driver = True
+    collects_to_driver = True
 
     def __init__(self, metadata: bool = False) -> None:
         BaseSink.__init__(self)
@@ -61,12 +61,12 @@ class ListSink(BaseSink, UserList):
             del self.data[-self._unflushed :]
         self._unflushed = 0
 
-    def _drain_for_driver(self) -> Any:
+    def drain_for_driver(self) -> Any:
         items, self.data = self.data, []
         self._unflushed = 0
         return items
 
-    def _receive_from_worker(self, payload: Any) -> None:
+    def receive_from_worker(self, payload: Any) -> None:
         self.data.extend(payload)
 
     def __getstate__(self) -> dict[str, Any]:

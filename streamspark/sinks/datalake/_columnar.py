@@ -1,7 +1,7 @@
 """Raw JSON chunks → Arrow tables → file plans: the lake sink's fast path.
 
 When a topic's JSON values go straight into the sink (no step between them), a Spark task
-hands the sink whole chunks of raw values (``TSDataLakeSink._add_json``). Arrow's JSON reader
+hands the sink whole chunks of raw values (``TSDataLakeSink.add_raw_json``). Arrow's JSON reader
 decodes a chunk in one call and the rows are grouped by hour with array operations, instead of
 decoding each value in Python and planning the files row by row (:func:`._layout.plan_files`).
 

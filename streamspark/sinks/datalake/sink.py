@@ -99,7 +99,7 @@ class TSDataLakeSink(BaseSink):
     :param target_file_size: upper bound, in bytes of in-memory Arrow data, for one file.
     """
 
-    _collect_to_driver = True
+    collects_to_driver = True
 
     def __init__(
         self,
@@ -152,7 +152,7 @@ class TSDataLakeSink(BaseSink):
         self.stream_timeout_durable = stream_timeout_durable
         # worker side
         self._rows: list[tuple[Any, Any, int]] = []
-        #: raw JSON chunks taken by ``_add_json`` (``_columnar.JsonChunk``); never beside ``_rows``
+        #: raw JSON chunks taken by ``add_raw_json`` (``_columnar.JsonChunk``); never beside ``_rows``
         self._chunks: list[Any] = []
         self._seen: set[Any] = set()
         self._written: list[dict[str, Any]] = []
@@ -216,7 +216,7 @@ class TSDataLakeSink(BaseSink):
             except TypeError:
                 pass  # unhashable keys are not tracked
 
-    def _add_json(self, values: Sequence[bytes], keys: Sequence[Optional[bytes]], timestamps: Sequence[int]) -> bool:
+    def add_raw_json(self, values: Sequence[bytes], keys: Sequence[Optional[bytes]], timestamps: Sequence[int]) -> bool:
         """Take a chunk of raw JSON values decoded at once by Arrow (see ``_columnar``): when
         the values are flat objects, the partitions all come from the timestamp and no record
         was added one by one before (the order is kept)."""
@@ -310,7 +310,7 @@ class TSDataLakeSink(BaseSink):
         self._chunks = []
         self._written = []
 
-    def _drain_for_driver(self) -> Any:
+    def drain_for_driver(self) -> Any:
         payload = {"files": self._written, "seen": self._seen, "query_id": (_task_identity() or (None,))[0]}
         self._written, self._seen = [], set()
         return payload
@@ -345,7 +345,7 @@ class TSDataLakeSink(BaseSink):
         # seen: a long micro-batch in flight must not make its keys look silent
         return self._horizon_ms if self._horizon_ms is not None else -(2**62)
 
-    def _driver_start(self, checkpoint_dir: Optional[str] = None) -> None:
+    def on_query_start(self, checkpoint_dir: Optional[str] = None) -> None:
         """Validate storage and catalog before the query starts; start silence detection."""
         self._streaming = True
         self._horizon_ms = None
@@ -359,13 +359,13 @@ class TSDataLakeSink(BaseSink):
                 self._load_silence()
             self._timeout.start()
 
-    def _receive_from_worker(self, payload: Any) -> None:
+    def receive_from_worker(self, payload: Any) -> None:
         self._pending_files.extend(payload["files"])
         if payload.get("query_id"):
             self._query_id = payload["query_id"]
         self._pending_seen.update(payload["seen"])
 
-    def _driver_commit(self, batch_id: int, started_ms: int) -> None:
+    def on_batch_commit(self, batch_id: int, started_ms: int) -> None:
         """Register the batch's files as one snapshot (skipped when already registered)."""
         files, self._pending_files = self._pending_files, []
         if files and self.catalog.enabled:
@@ -379,7 +379,7 @@ class TSDataLakeSink(BaseSink):
         self._timeout.check_now()
         self._save_silence()
 
-    def _driver_idle(self, caught_up_ms: int) -> None:
+    def on_source_idle(self, caught_up_ms: int) -> None:
         self._advance_horizon(caught_up_ms)
 
     def _advance_horizon(self, to_ms: int) -> None:
@@ -394,12 +394,12 @@ class TSDataLakeSink(BaseSink):
             self._horizon_ms = min(to_ms, self._horizon_ms + step)
             self._timeout.check_now()
 
-    def _driver_abort(self) -> None:
+    def on_batch_abort(self) -> None:
         """The batch failed: forget what its tasks reported."""
         self._pending_files = []
         self._pending_seen = set()
 
-    def _driver_stop(self) -> None:
+    def on_query_stop(self) -> None:
         self._timeout.stop()
         self._save_silence()
         self._streaming = False

@@ -11,12 +11,12 @@ from streamspark.sinks.datalake import TSDataLakeSink
 
 
 class CrashingLakeSink(TSDataLakeSink):
-    def _driver_commit(self, batch_id, started_ms):
+    def on_batch_commit(self, batch_id, started_ms):
         point, _, at = os.environ.get("CRASH_AT", "").partition(":")
         if point == "before_commit" and self._pending_files and batch_id >= int(at):
             print(f"KILL before commit of batch {batch_id}", flush=True)
             os.killpg(os.getpgid(0), signal.SIGKILL)
-        super()._driver_commit(batch_id, started_ms)
+        super().on_batch_commit(batch_id, started_ms)
         if point == "after_commit" and batch_id >= int(at):
             print(f"KILL after commit of batch {batch_id}", flush=True)
             os.killpg(os.getpgid(0), signal.SIGKILL)

@@ -185,21 +185,21 @@ def test_driver_silence_clock_steps_through_batch_gaps(tmp_path):
     fired = []
     sink = TSDataLakeSink(s3_prefix=str(tmp_path / "lake"), table_name="t", stream_timeout_ms=1_000,
                           on_stream_timeout=fired.append)
-    sink._driver_start(None)
+    sink.on_query_start(None)
     try:
         t0 = 1_800_000_000_000
-        sink._receive_from_worker({"files": [], "seen": {b"a", b"b"}, "query_id": "q"})
-        sink._driver_commit(0, t0)
-        sink._receive_from_worker({"files": [], "seen": {b"b"}, "query_id": "q"})
-        sink._driver_commit(1, t0 + 10_000)  # a batch 10 thresholds later
+        sink.receive_from_worker({"files": [], "seen": {b"a", b"b"}, "query_id": "q"})
+        sink.on_batch_commit(0, t0)
+        sink.receive_from_worker({"files": [], "seen": {b"b"}, "query_id": "q"})
+        sink.on_batch_commit(1, t0 + 10_000)  # a batch 10 thresholds later
         assert fired == [b"a"]
-        sink._receive_from_worker({"files": [], "seen": {b"b"}, "query_id": "q"})
-        sink._driver_commit(2, t0 + 60_000)
+        sink.receive_from_worker({"files": [], "seen": {b"b"}, "query_id": "q"})
+        sink.on_batch_commit(2, t0 + 60_000)
         assert fired == [b"a"]
-        sink._driver_idle(t0 + 61_500)  # the source is idle: b has been silent for 1.5 s
+        sink.on_source_idle(t0 + 61_500)  # the source is idle: b has been silent for 1.5 s
         assert fired == [b"a", b"b"]
     finally:
-        sink._driver_stop()
+        sink.on_query_stop()
 
 
 def test_standalone_setup_starts_the_silence_thread(tmp_path):
