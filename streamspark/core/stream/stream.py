@@ -833,7 +833,7 @@ class BatchedWindow:
             if kind == "emit":
                 nxt(payload, k, payload["start"], None)
             else:
-                self.columnar.processor._late(v, k, t, *payload)
+                self.columnar.processor.report_late(v, k, t, *payload)
 
 
 def _fan_out(pushes: list[PushFn]) -> PushFn:

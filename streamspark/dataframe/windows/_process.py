@@ -144,7 +144,8 @@ class _Base:
     def _close_all(self, store: WindowStore, key: Any, data: dict[str, Any]) -> KeyResults:
         raise NotImplementedError
 
-    def _late(self, value: Any, key: Any, ts: int, start: int, end: int, late_by: int) -> None:
+    def report_late(self, value: Any, key: Any, ts: int, start: int, end: int, late_by: int) -> None:
+        """Report a record too late for window ``[start, end)``: ``on_late`` decides whether it is logged."""
         ctx = _current_message_context.get()
         log = True
         if self.on_late is not None:
@@ -244,7 +245,7 @@ class TimeWindowProcessor(_Base):
         accepted = False
         for start, end in window_ranges(ts, self.duration_ms, self.step_ms):
             if start <= max_expired_start:
-                self._late(value, key, ts, start, end, max_expired_end - ts)
+                self.report_late(value, key, ts, start, end, max_expired_end - ts)
                 continue
             accepted = True
             entry = windows.get(start)
@@ -333,7 +334,7 @@ class SlidingWindowProcessor(_Base):
         max_expired_start = max_expired_end - d
         left_start = max(0, ts - d)
         if ts <= max_expired_start:
-            self._late(value, key, ts, left_start, ts, max_expired_end + 1 - ts)
+            self.report_late(value, key, ts, left_start, ts, max_expired_end + 1 - ts)
             return [], []
         data["latest"] = latest
         events: list[tuple[int, int, Any]] = data.setdefault("events", [])
@@ -347,7 +348,7 @@ class SlidingWindowProcessor(_Base):
                 if start > max_expired_start:
                     updated.append((key, self._window(events, start, end)))
                 else:
-                    self._late(value, key, ts, start, end, max_expired_end + 1 - ts)
+                    self.report_late(value, key, ts, start, end, max_expired_end + 1 - ts)
         # expire the windows whose start passed the watermark since the last check
         closed_upto = data.get("closed_upto", -1)
         expired: KeyResults = []
@@ -470,7 +471,7 @@ class SessionWindowProcessor(_Base):
                   and s["end"] + timeout > closed_before]
         updated: KeyResults = []
         if not joined and ts + timeout <= closed_before:
-            self._late(value, key, ts, ts, ts, closed_before - ts - timeout)
+            self.report_late(value, key, ts, ts, ts, closed_before - ts - timeout)
         else:
             seq = data["seq"] = data.get("seq", 0) + 1
             event = (ts, seq, value)

@@ -158,7 +158,7 @@ class JSONSerializer(ConfluentBacked, _Validating, Serializer):
         """
         return SerializationError(f"Value is not JSON-serializable{where(ctx)}: {exc}")
 
-    def _plain_dumps(self) -> Optional[Callable[[Any], bytes | str]]:
+    def plain_dumps(self) -> Optional[Callable[[Any], bytes | str]]:
         """The bare ``dumps`` when this serializer does nothing else (no schema, ``__call__`` not
         overridden): the engine then calls it directly, once per output, and turns its
         ``TypeError``/``ValueError`` into :meth:`not_serializable`'s error. The default dumps is
@@ -213,7 +213,7 @@ class JSONDeserializer(ConfluentBacked, _Validating, Deserializer):
         self._set_validator(schema, validator)
         self._use_registry(schema_registry_client_config)
 
-    def _plain_loads(self) -> Optional[Callable[[bytes | bytearray], Any]]:
+    def plain_loads(self) -> Optional[Callable[[bytes | bytearray], Any]]:
         """The bare ``loads`` when this deserializer does nothing else (no schema, ``__call__`` not
         overridden): the engine then calls it directly, once per message, and turns its
         ``TypeError``/``ValueError`` into :meth:`not_deserializable`'s error."""

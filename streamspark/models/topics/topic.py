@@ -274,7 +274,7 @@ class Topic:
 
         vd = self._value_deserializer
         return (
-            isinstance(vd, JSONDeserializer) and vd._plain_loads() is default_loads and not vd.split_values
+            isinstance(vd, JSONDeserializer) and vd.plain_loads() is default_loads and not vd.split_values
             and type(self._key_deserializer) is BytesDeserializer and self._timestamp_extractor is None
         )
 
@@ -300,7 +300,7 @@ class Topic:
         vd: Any = self._value_deserializer
         key_ctx, value_ctx = reads_context(kd), reads_context(vd)
         key_identity = type(kd) is BytesDeserializer
-        plain_loads = vd._plain_loads() if isinstance(vd, JSONDeserializer) else None
+        plain_loads = vd.plain_loads() if isinstance(vd, JSONDeserializer) else None
         not_json = JSONDeserializer.not_deserializable
         split = vd.split_values
         extractor = self._timestamp_extractor
@@ -403,7 +403,7 @@ class Topic:
         key_ctx, value_ctx = reads_context(ks), reads_context(vs)
         key_identity = type(ks) is BytesSerializer
         extra = vs.extra_headers
-        plain_dumps = vs._plain_dumps() if isinstance(vs, JSONSerializer) else None
+        plain_dumps = vs.plain_dumps() if isinstance(vs, JSONSerializer) else None
         not_json = JSONSerializer.not_serializable
 
         def serialize(key: Any, value: Any, headers: Headers) -> Tuple[Any, Any, Headers]:

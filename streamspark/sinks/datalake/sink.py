@@ -448,7 +448,7 @@ class TSDataLakeSink(BaseSink):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._timeout._clock = self._clock_ms
+        self._timeout.clock_ms = self._clock_ms
 
     def __repr__(self) -> str:
         return f"TSDataLakeSink({self.storage.url(self.table_name)!r}, hive_columns={self.hive_columns})"

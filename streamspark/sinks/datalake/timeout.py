@@ -103,7 +103,8 @@ class StreamTimeoutTracker:
             (check_interval_ms or check_interval_for(self.stream_timeout_ms)) if self.enabled else 0
         )
         self._thread_name = thread_name
-        self._clock = clock_ms
+        #: the clock (epoch ms) that stamps what is seen; a copy for another process reads the wall clock
+        self.clock_ms = clock_ms
         #: key -> last seen (epoch ms); None while disabled (nothing is allocated)
         self._last_seen: Optional[dict[Hashable, int]] = {} if self.enabled else None
         self._lock = threading.Lock() if self.enabled else None
@@ -116,7 +117,7 @@ class StreamTimeoutTracker:
         """Record that ``key`` was seen (now, or at ``at_ms``). Unhashable keys are ignored."""
         if self._last_seen is None:
             return
-        when = self._clock() if at_ms is None else at_ms
+        when = self.clock_ms() if at_ms is None else at_ms
         try:
             with self._lock:  # type: ignore[union-attr]
                 if when > self._last_seen.get(key, -1):
@@ -143,7 +144,7 @@ class StreamTimeoutTracker:
             return []
         threshold = self.stream_timeout_ms
         with self._fire_lock:  # type: ignore[union-attr]
-            now = self._clock()
+            now = self.clock_ms()
             due: list[tuple[Any, int]] = []
             swept: list[tuple[Any, int]] = []
             with self._lock:  # type: ignore[union-attr]
@@ -217,7 +218,7 @@ class StreamTimeoutTracker:
         # no keys and no callback (callbacks often hold clients and locks that cannot travel).
         state = self.__dict__.copy()
         state["_callback"] = None
-        state["_clock"] = _wall_clock_ms
+        state["clock_ms"] = _wall_clock_ms
         state["_lock"] = state["_fire_lock"] = None
         state["_stop"] = None
         state["_thread"] = None

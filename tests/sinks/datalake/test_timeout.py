@@ -149,7 +149,7 @@ def test_snapshot_restore_and_pickle():
     assert pickle.loads(pickle.dumps(tracker_with_lock)).enabled  # an unpicklable callback stays behind
     copy = pickle.loads(pickle.dumps(tracker))
     assert copy.enabled and copy.tracked == 0  # a copy starts empty (per-process state)
-    copy._clock = clock
+    copy.clock_ms = clock
     copy.restore(tracker.snapshot())
     assert copy.snapshot() == {b"a": clock.now}
     copy.touch(b"a", at_ms=clock.now - 10)  # older activity does not move the baseline back
