@@ -554,7 +554,7 @@ class Application:
 
             callbacks = CallbackServer()
             restore_callbacks = route_to_driver(plan, callbacks)
-        sinks = {node.id: node.options["sink"] for node in plan.sink_nodes()}
+        sinks = {node.id: node.sink for node in plan.sink_nodes()}
         trigger = self._config.commit_interval if not limited else min(self._config.commit_interval, 0.5)
         self._runner = runner = QueryRunner(
             plan=plan,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Literal, Mapping, NoRetur
 
 from ..context import set_message_context
 from ..core.stream import JoinStep, Stream, StreamNode, compose
+from ..core.stream.nodes import ApplyNode, FilterNode, UpdateNode
 from ..models.messagecontext import MessageContext
 from ..models.topics.topic import Topic
 from ..models.types import Headers, HeadersTuples
@@ -105,6 +106,8 @@ class StreamingDataFrame:
         self._sources = sources if sources is not None else {
             topic.name if topic is not None else "test": self._stream.root()
         }
+        #: the input topics (several after ``concat`` and joins), in the order they joined
+        self._topics: list[Topic] = [topic] if topic is not None else []
 
     # --- identity --------------------------------------------------------------------
     def register_store(self, store_type: Optional[Any] = None) -> None:
@@ -131,6 +134,16 @@ class StreamingDataFrame:
         return self._topic
 
     @property
+    def topics(self) -> list[Topic]:
+        """The input topics of this dataframe (several after ``concat`` or a join).
+
+        >>> from streamspark.models import Topic
+        >>> [t.name for t in StreamingDataFrame(Topic("a")).concat(StreamingDataFrame(Topic("b"))).topics]
+        ['a', 'b']
+        """
+        return list(self._topics)
+
+    @property
     def stream(self) -> Stream:
         return self._stream
 
@@ -142,9 +155,11 @@ class StreamingDataFrame:
     def __repr__(self) -> str:
         return f"<StreamingDataFrame stream_id={self._stream_id!r} node={self._stream.node!r}>"
 
-    def _derive(self, stream: Stream) -> "StreamingDataFrame":
-        return StreamingDataFrame(self._topic, stream=stream, registry=self._registry, stream_id=self._stream_id,
-                                  sources=self._sources)
+    def _derive(self, stream: Stream, stream_id: Optional[str] = None) -> "StreamingDataFrame":
+        derived = StreamingDataFrame(self._topic, stream=stream, registry=self._registry,
+                                     stream_id=stream_id or self._stream_id, sources=self._sources)
+        derived._topics = self._topics
+        return derived
 
     def _in_place(self, stream: Stream) -> "StreamingDataFrame":
         self._stream = stream
@@ -172,7 +187,7 @@ class StreamingDataFrame:
         [(1, b'key', 0, None), (1, b'key', 0, None)]
         """
         return self._derive(
-            self._stream.add_step("apply", func, expand=expand, metadata=metadata, stream_id=self._state_scope(stateful))
+            self._stream.add(ApplyNode(func, expand=expand, metadata=metadata, stream_id=self._state_scope(stateful)))
         )
 
     def update(self, func: Callable[..., Any], *, stateful: bool = False, metadata: bool = False) -> "StreamingDataFrame":
@@ -184,7 +199,7 @@ class StreamingDataFrame:
         [([1, 2], b'key', 0, None)]
         """
         return self._in_place(
-            self._stream.add_step("update", func, metadata=metadata, stream_id=self._state_scope(stateful))
+            self._stream.add(UpdateNode(func, metadata=metadata, stream_id=self._state_scope(stateful)))
         )
 
     def filter(self, func: Callable[..., Any], *, stateful: bool = False, metadata: bool = False) -> "StreamingDataFrame":
@@ -195,7 +210,7 @@ class StreamingDataFrame:
         []
         """
         return self._derive(
-            self._stream.add_step("filter", func, metadata=metadata, stream_id=self._state_scope(stateful))
+            self._stream.add(FilterNode(func, metadata=metadata, stream_id=self._state_scope(stateful)))
         )
 
     def contains(self, keys: Union[str, List[str]]) -> StreamingSeries:
@@ -403,22 +418,26 @@ class StreamingDataFrame:
 
     def session_window(
         self,
-        timeout_ms: Union[int, "timedelta"],
+        inactivity_gap_ms: Union[int, "timedelta"],
         grace_ms: Union[int, "timedelta"] = 0,
         name: Optional[str] = None,
         on_late: Optional[Callable[..., Optional[bool]]] = None,
     ) -> "SessionWindowDefinition":
-        """Sessions of a key: records less than ``timeout_ms`` apart belong together; a session
-        closes when event time reaches its last record + ``timeout_ms`` + ``grace_ms``.
+        """Sessions of a key: records at most ``inactivity_gap_ms`` apart belong together.
+
+        A session is ``[start, end)`` with ``end`` = its last record's timestamp + 1; a record
+        bridging two sessions merges them. A record is late when its timestamp is below
+        ``latest - inactivity_gap_ms - grace_ms`` (``latest``: the key's latest event time), and
+        a session closes once ``latest`` reaches ``end + 2 * inactivity_gap_ms + grace_ms``.
 
         >>> from streamspark.models import Topic
         >>> sdf = StreamingDataFrame(Topic("t")).session_window(10).count().final()
         >>> [sdf.test(1, timestamp=t) for t in (0, 5, 30)]
-        [[], [], [({'start': 0, 'end': 5, 'value': 2}, b'key', 0, None)]]
+        [[], [], [({'start': 0, 'end': 6, 'value': 2}, b'key', 0, None)]]
         """
         from .windows.definitions import SessionWindowDefinition
 
-        return SessionWindowDefinition(self, timeout_ms, grace_ms, name, on_late)
+        return SessionWindowDefinition(self, inactivity_gap_ms, grace_ms, name, on_late)
 
     def group_by(
         self,
@@ -446,6 +465,9 @@ class StreamingDataFrame:
         """
         if not key:
             raise ValueError('Parameter "key" cannot be empty')
+        op = name or (key if isinstance(key, str) else None)
+        if not op:
+            raise ValueError('group_by requires "name" parameter when "key" is a function')
         key_func: Callable[[Any], Any]
         if isinstance(key, str):
             key_func = operator.itemgetter(key)
@@ -453,9 +475,6 @@ class StreamingDataFrame:
             key_func = key
         else:
             raise TypeError("group_by 'key' must be callable or string (column name)")
-        op = name or (key if isinstance(key, str) else None)
-        if not op:
-            raise ValueError('group_by requires "name" parameter when "key" is a function')
         stream_id = f"{self._stream_id}--groupby--{op}"
         origins = _group_origins.setdefault(self._stream.root(), set())
         if self._stream_id in origins:
@@ -466,13 +485,7 @@ class StreamingDataFrame:
                 "column or name parameter; adjust by setting a unique name with `SDF.group_by(name=<NAME>)`"
             )
         origins.add(stream_id)
-        return StreamingDataFrame(
-            self._topic,
-            stream=self._stream.add_group_by(key_func, op, stream_id),
-            registry=self._registry,
-            stream_id=stream_id,
-            sources=self._sources,
-        )
+        return self._derive(self._stream.add_group_by(key_func, op, stream_id), stream_id)
 
     # --- combining -------------------------------------------------------------------
     def concat(self, other: "StreamingDataFrame") -> "StreamingDataFrame":
@@ -511,13 +524,15 @@ class StreamingDataFrame:
             states = KeyedStateStore()
         for root in sources.values():
             _test_states[root] = states
-        return StreamingDataFrame(
+        merged_sdf = StreamingDataFrame(
             self._topic,
             stream=merged,
             registry=self._registry if self._registry is not None else other._registry,
             stream_id="--".join(sorted({self._stream_id, other._stream_id})),
             sources=sources,
         )
+        merged_sdf._topics = self._topics + [t for t in other._topics if all(t is not mine for mine in self._topics)]
+        return merged_sdf
 
     # --- joins -----------------------------------------------------------------------
     def join_asof(

@@ -6,7 +6,7 @@ import dataclasses
 import functools
 from typing import Any, Callable, Optional
 
-from ..core.stream import StreamNode
+from ..core.stream.nodes import GroupByNode, MergeNode, SinkNode, StreamNode, WindowNode
 from ..models.topics.topic import Topic
 
 __all__ = ("PipelinePlan",)
@@ -36,8 +36,8 @@ class PipelinePlan:
     stdout: Optional[Callable[[str], None]] = None
 
     @property
-    def group_nodes(self) -> list[StreamNode]:
-        return [node for node in self.nodes() if node.kind == "group_by"]
+    def group_nodes(self) -> list[GroupByNode]:
+        return [node for node in self.nodes() if isinstance(node, GroupByNode)]
 
     def validate(self) -> None:
         """Reject what the engine cannot run yet, with a clear message."""
@@ -47,9 +47,9 @@ class PipelinePlan:
         if not self.group_nodes:
             return
         for node in self.nodes():
-            if node.kind != "merge" or node.parent is None:
+            if not isinstance(node, MergeNode) or node.parent is None:
                 continue
-            sides = [node.parent, *node.options["merged_from"]]
+            sides = [node.parent, *node.merged_from]
             if len({_after_group_by(side) for side in sides}) > 1 and _stateful_from(node):
                 raise InvalidTopology(
                     f"{describe(node)} merges a dataframe after a group_by() with one that is not, and "
@@ -64,17 +64,17 @@ class PipelinePlan:
             stack = [(root, False)]
             while stack:
                 node, below_group = stack.pop()
-                if node.kind == "group_by" and below_group:
+                if isinstance(node, GroupByNode) and below_group:
                     raise InvalidTopology(
                         "A group_by() after another group_by() needs a second shuffle, which streamspark "
                         "does not support yet"
                     )
-                if node.options.get("stream_id") and not below_group:
+                if node.stateful and not below_group:
                     raise InvalidTopology(
                         f"{describe(node)} is stateful and comes before a group_by() in the same pipeline; "
                         "streamspark supports stateful steps either without group_by() or after it"
                     )
-                stack.extend((child, below_group or node.kind == "group_by") for child in node.children)
+                stack.extend((child, below_group or isinstance(node, GroupByNode)) for child in node.children)
 
     def check_copartitioned(self) -> None:
         """Refuse topics whose records meet in one state with different partition counts.
@@ -91,7 +91,7 @@ class PipelinePlan:
 
         names = {id(root): name for name, root in self.roots.items()}
         for node in self.nodes():
-            if not node.options.get("stream_id"):
+            if not node.stateful:
                 continue
             topics = [self.topics[names[id(root)]] for root in sources_of(node, through_group_by=False)
                       if id(root) in names]
@@ -113,25 +113,24 @@ class PipelinePlan:
         bucket then runs its records in timestamp order across topics."""
         from ..core.stream import sources_of
 
-        return any(node.kind == "merge" and len(sources_of(node)) > 1 for node in self.nodes())
+        return any(isinstance(node, MergeNode) and len(sources_of(node)) > 1 for node in self.nodes())
 
     @property
     def by_partition(self) -> bool:
         """True when a window closes by partition: state is then bucketed by Kafka partition, not by key."""
-        return any(node.kind == "window" and getattr(node.options["window"], "clock", None) is not None
-                   and node.options["window"].clock.by_partition for node in self.nodes())
+        return any(getattr(window.processor, "clock", None) is not None and window.processor.clock.by_partition
+                   for window in self.window_nodes())
 
     @property
     def idle_ms(self) -> Optional[int]:
         """The shortest ``close_idle_after`` of the windows (None: no processing-time timers)."""
-        found = [node.options["window"].idle_ms for node in self.nodes()
-                 if node.kind == "window" and node.options["window"].idle_ms is not None]
+        found = [window.processor.idle_ms for window in self.window_nodes() if window.processor.idle_ms is not None]
         return min(found) if found else None
 
     @property
     def stateful(self) -> bool:
         """True when a step needs per-key state (the pipeline then runs per key bucket)."""
-        return any(node.options.get("stream_id") for node in self.nodes())
+        return any(node.stateful for node in self.nodes())
 
     def nodes(self) -> list[StreamNode]:
         found = []
@@ -142,15 +141,18 @@ class PipelinePlan:
             stack.extend(node.children)
         return found
 
-    def sink_nodes(self) -> list[StreamNode]:
-        return [node for node in self.nodes() if node.kind == "sink"]
+    def sink_nodes(self) -> list[SinkNode]:
+        return [node for node in self.nodes() if isinstance(node, SinkNode)]
+
+    def window_nodes(self) -> list[WindowNode]:
+        return [node for node in self.nodes() if isinstance(node, WindowNode)]
 
 
 def _after_group_by(node: StreamNode) -> bool:
     """True when ``node`` is a group_by or below one (on its own tree)."""
     current: Optional[StreamNode] = node
     while current is not None:
-        if current.kind == "group_by":
+        if isinstance(current, GroupByNode):
             return True
         current = current.parent
     return False
@@ -161,7 +163,7 @@ def _stateful_from(node: StreamNode) -> bool:
     stack = [node]
     while stack:
         current = stack.pop()
-        if current.options.get("stream_id"):
+        if current.stateful:
             return True
         stack.extend(current.children)
     return False

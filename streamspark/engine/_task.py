@@ -129,7 +129,7 @@ class _Emitter:
 
     @staticmethod
     def _plan_sinks(plan: PipelinePlan) -> list[tuple[int, BaseSink]]:
-        return [(n.id, n.options["sink"]) for n in plan.sink_nodes()]
+        return [(n.id, n.sink) for n in plan.sink_nodes()]
 
     def _fail(self, exc: BaseException, stage: Stage) -> _Fatal:
         return _Fatal(exc, stage, self.ctx.topic, self.ctx.partition, self.ctx.offset)
@@ -148,7 +148,7 @@ class _Emitter:
         return send
 
     def _new_sender(self, topic: Any) -> Callable[[Any, Any, int, Any], None]:
-        serialize = topic._serializer()
+        serialize = topic.record_serializer()
         name = topic.name
         producer = self.producer
         produce = producer.produce
@@ -390,7 +390,7 @@ class TaskProcessor:
         topics, parts, offsets, stamps, _, keys, values, _ = zip(*records)
         if sink.add_raw_json(values, keys, stamps):
             return
-        deserialize = self.plan.topics[topics[0]]._deserializer()
+        deserialize = self.plan.topics[topics[0]].record_deserializer()
         for tname, part, offset, stamp, stamp_type, key, value, headers in records:
             for v, k, t in deserialize(value, key, headers, stamp, stamp_type):
                 sink.add(v, k, t, headers, tname, part, offset)
@@ -408,7 +408,7 @@ class TaskProcessor:
                 n += 1
                 if tname != current:
                     current = tname
-                    deserialize = plan.topics[tname]._deserializer()
+                    deserialize = plan.topics[tname].record_deserializer()
                     push = self.pushes[tname]
                 # pickled when the records crossed the JVM, a list when read in this process (fused)
                 headers = (
@@ -425,7 +425,7 @@ class TaskProcessor:
                     raise _Fatal(exc, Stage.CONSUMER, tname, part, offset) from exc
                 for v, k, t in rows:
                     # positional: (key, topic, partition, offset, size, timestamp, headers)
-                    replay(MessageContext(k, tname, part, offset, 0, t, headers), v, k, t, headers, push)
+                    replay(MessageContext(tname, part, offset, 0, None, k, t, headers), v, k, t, headers, push)
                 if on_processed is not None:
                     on_processed(tname, part, offset)
         finally:
@@ -437,7 +437,7 @@ class TaskProcessor:
             return
         try:
             for node_id, key, value, timestamp, headers, tname, part, offset in rows:
-                self._replay(MessageContext(key, tname, part, offset, 0, timestamp, headers), value, key, timestamp,
+                self._replay(MessageContext(tname, part, offset, 0, None, key, timestamp, headers), value, key, timestamp,
                              headers, self.group_pushes[node_id])
             self._flush_batched()
         except _Fatal as fatal:
@@ -587,7 +587,6 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
 
     from ..state.store import KeyedStateStore
 
-    _T0 = time.perf_counter()
     _task_start(plan)
     parts = list(frames) if frames is not None else []
     frame = pd.concat(parts, ignore_index=True) if parts else None  # none on a timer-only call
@@ -625,18 +624,13 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
                     else source_records({name: frame[name].tolist() for name in SOURCE_COLUMNS})
                 )
                 processor.process(records if ranks is None else in_time_order(records, ranks))
-        _T1 = time.perf_counter()
         if plan.idle_ms is not None:
             processor.run_tickers(store.tickers, int(time.time() * 1000))
         summary = processor.finish()
-        _T2 = time.perf_counter()
         if summary.error is None:
             group_state.update((store.dumps(),))
             if plan.idle_ms is not None:
                 group_state.setTimeoutDuration(plan.idle_ms)
-        import os as _os
-        with open("/tmp/w7prof/buckets.log", "a") as _f:
-            _f.write(f"{_os.getpid()} {key[0]} {processor.input_count} {_T0:.4f} {_T1-_T0:.4f} {_T2-_T1:.4f} {time.perf_counter()-_T2:.4f}\n")
     except Exception as exc:  # the state blob could not be read or written
         if processor is not None:
             processor._failed(_Fatal(exc, Stage.STATE, None, None, None))
@@ -713,7 +707,7 @@ def _flush_producer(emitter: _Emitter, plan: PipelinePlan) -> None:
         key, value, headers = msg.key(), msg.value(), msg.headers()
         timestamp = msg.timestamp()[1]
         exc = KafkaProducerDeliveryError(err, msg.topic(), msg.partition(), key)
-        ctx = MessageContext(key, msg.topic(), msg.partition(), None, len(value or b""), timestamp, headers)
+        ctx = MessageContext(msg.topic(), msg.partition(), None, len(value or b""), None, key, timestamp, headers)
         if not _skip(plan.on_producer_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PRODUCER,
                      msg.topic(), msg.partition(), None):
             raise _Fatal(exc, Stage.PRODUCER, msg.topic(), msg.partition(), None)

@@ -15,6 +15,7 @@ smallest timestamp; ties go to the topic defined first, then the lower partition
 from __future__ import annotations
 
 import heapq
+from itertools import groupby
 from operator import itemgetter
 from typing import Any, Iterable
 
@@ -35,19 +36,41 @@ def in_time_order(
     :param topic_at: the positions of the topic, partition, offset and timestamp in a record.
     """
     queues: dict[tuple[str, int], list[tuple[Any, ...]]] = {}
-    for record in records:
-        tp = (record[topic_at], record[partition_at])
+    # records come in runs of one topic partition (a source's chunk): one dict lookup per run
+    for tp, run in groupby(records, itemgetter(topic_at, partition_at)):
         queue = queues.get(tp)
         if queue is None:
-            queue = queues[tp] = []
-        queue.append(record)
+            queues[tp] = list(run)
+        else:
+            queue.extend(run)
     if len(queues) < 2:
         only = next(iter(queues.values()), [])
         only.sort(key=itemgetter(offset_at))
         return only
     last = len(topic_rank)
-    ordered = sorted(queues.items(), key=lambda item: (topic_rank.get(item[0][0], last), item[0][1]))
+    ordered = [queue for _, queue in sorted(queues.items(), key=lambda item: (topic_rank.get(item[0][0], last), item[0][1]))]
     by_offset = itemgetter(offset_at)
-    for _, queue in ordered:
+    for queue in ordered:
         queue.sort(key=by_offset)
-    return list(heapq.merge(*(queue for _, queue in ordered), key=itemgetter(timestamp_at)))
+    merged = _sorted_runs(ordered, itemgetter(timestamp_at))
+    if merged is not None:
+        return merged
+    return list(heapq.merge(*ordered, key=itemgetter(timestamp_at)))
+
+
+def _sorted_runs(queues: list[list[tuple[Any, ...]]], by_time: Any) -> "list[tuple[Any, ...]] | None":
+    """The head merge of ``queues`` when each is already in timestamp order (the usual case),
+    as one stable sort of their concatenation, which gives the same order: equal timestamps
+    keep the queues' order, then each queue's own. None when a queue is out of timestamp
+    order (or its timestamps do not compare): the heap then merges them."""
+    merged: list[tuple[Any, ...]] = []
+    try:
+        for queue in queues:
+            stamps = list(map(by_time, queue))
+            if stamps != sorted(stamps):
+                return None
+            merged += queue
+        merged.sort(key=by_time)
+    except TypeError:
+        return None
+    return merged

@@ -229,7 +229,7 @@ def route_to_driver(plan: Any, server: CallbackServer) -> Callable[[], None]:
     for name in ("on_consumer_error", "on_processing_error", "on_producer_error"):
         setattr(plan, name, server.wrap(getattr(plan, name), name))
     plan.stdout = server.wrap(write_stdout, "print")
-    processors = [node.options["window"] for node in plan.nodes() if node.kind == "window"]
+    processors = [node.processor for node in plan.window_nodes()]
     originals = [(proc, proc.on_late) for proc in processors if getattr(proc, "on_late", None) is not None]
     for proc, on_late in originals:
         proc.on_late = server.wrap(on_late, "on_late")

@@ -12,9 +12,14 @@ __all__ = ("MessageContext",)
 class MessageContext:
     """Immutable metadata of one Kafka message: key, timestamp, topic, partition, offset, headers.
 
-    >>> ctx = MessageContext(key=b"k", topic="t", partition=0, offset=3, size=0, timestamp=1, headers=None)
-    >>> ctx.offset
-    3
+    The first parameters are the reference's, in its order: ``topic, partition, offset, size,
+    leader_epoch``; ``key``, ``timestamp`` and ``headers`` follow.
+
+    >>> ctx = MessageContext("t", 0, 3, 120)
+    >>> ctx.topic, ctx.partition, ctx.offset, ctx.size
+    ('t', 0, 3, 120)
+    >>> MessageContext(topic="t", partition=0, offset=3, key=b"k", timestamp=1).key
+    b'k'
 
     ``offset`` is None only in the row handed to ``on_producer_error`` for a failed delivery:
     that row describes the output message, which has no input offset.
@@ -24,14 +29,14 @@ class MessageContext:
 
     def __init__(
         self,
-        key: Any = None,
         topic: str = "",
         partition: int = 0,
         offset: Optional[int] = 0,
         size: int = 0,
+        leader_epoch: Optional[int] = None,
+        key: Any = None,
         timestamp: Optional[int] = None,
         headers: Headers = None,
-        leader_epoch: Optional[int] = None,
     ) -> None:
         self._key = key
         self._topic = topic

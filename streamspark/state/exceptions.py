@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..exceptions import StreamsparkException
 
-__all__ = ("StateError", "StateSerializationError")
+__all__ = ("StateError", "StateSerializationError", "StoreAlreadyRegisteredError")
 
 
 class StateError(StreamsparkException):
@@ -13,3 +13,7 @@ class StateError(StreamsparkException):
 
 class StateSerializationError(StateError):
     """A state value is not JSON-serialisable."""
+
+
+class StoreAlreadyRegisteredError(StateError):
+    """Two windows of one stream use the same store name (give one of them another ``name``)."""

@@ -46,16 +46,29 @@ class TimestampedStore:
         stored); without it a value replaces the one stored at the same timestamp.
     """
 
-    __slots__ = ("_states", "_scope", "_grace_ms", "_keep_duplicates")
+    __slots__ = ("_states", "_scope", "_grace_ms", "_keep_duplicates", "_by_key")
 
     def __init__(self, states: Any, scope: str, grace_ms: int, keep_duplicates: bool = False) -> None:
         self._states = states
         self._scope = scope
         self._grace_ms = grace_ms
         self._keep_duplicates = keep_duplicates
+        #: the data dicts of bytes keys (Kafka's usual key type), asked of ``states`` once per key
+        #: (a key's dict stays in ``states`` for good: nothing drops a join's store)
+        self._by_key: dict[bytes, dict[str, Any]] = {}
+
+    def _slot(self, key: Any) -> dict[str, Any]:
+        """The data dict of ``key`` in the bucket's state (empty for a key never stored)."""
+        if key.__class__ is bytes:
+            data = self._by_key.get(key)
+            if data is None:
+                data = self._by_key[key] = self._states.window_data(self._scope, key)
+            return data
+        found: dict[str, Any] = self._states.window_data(self._scope, key)
+        return found
 
     def _data(self, key: Any) -> dict[str, Any]:
-        data: dict[str, Any] = self._states.window_data(self._scope, key)
+        data = self._slot(key)
         if not data:
             data[_MIN] = 0
             data[_TS] = []
@@ -96,7 +109,9 @@ class TimestampedStore:
 
     def get_latest(self, timestamp: int, key: Any) -> Optional[Any]:
         """The value of ``key`` with the largest timestamp at or before ``timestamp`` (None: none)."""
-        data = self._states.window_data(self._scope, key)
+        data = self._by_key.get(key) if key.__class__ is bytes else None  # called once per left record
+        if data is None:
+            data = self._slot(key)
         if not data:
             return None
         stamps: list[int] = data[_TS]
@@ -107,7 +122,7 @@ class TimestampedStore:
 
     def get_interval(self, start: int, end: int, key: Any) -> list[Any]:
         """The values of ``key`` stored at ``start <= timestamp < end``, oldest first."""
-        data = self._states.window_data(self._scope, key)
+        data = self._slot(key)
         if not data:
             return []
         stamps: list[int] = data[_TS]

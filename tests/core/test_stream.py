@@ -4,6 +4,7 @@ import pytest
 
 from streamspark.core import Stream, compose
 from streamspark.core.stream import InvalidOperation
+from streamspark.core.stream.nodes import ApplyNode
 from streamspark.exceptions import InvalidTopology
 
 
@@ -104,7 +105,7 @@ def test_compose_returning_takes_apply_steps_only(build, message):
 
 
 def test_compose_returning_of_a_stateful_step_needs_a_state_provider():
-    step = Stream().add_step("apply", lambda v, state: v, stream_id="s")
+    step = Stream().add(ApplyNode(lambda v, state: v, stream_id="s"))
     with pytest.raises(InvalidTopology, match="state provider"):
         step.compose_returning()
 
@@ -146,9 +147,9 @@ def test_a_returning_step_with_a_stateful_chain_is_marked_stateful_and_pickles()
         return n
 
     root = Stream()
-    step = root.add_returning("update", root.diff(root.add_step("apply", count, stream_id="s")),
+    step = root.add_returning("update", root.diff(root.add(ApplyNode(count, stream_id="s"))),
                               lambda v, r: v.update(n=r))
-    assert step.node.options["stream_id"] == "s"
+    assert step.node.stream_id == "s"
     copy = cloudpickle.loads(cloudpickle.dumps(root.node))
     out = []
     push = compose(copy, collect=lambda v, k, t, h: out.append(v), states=KeyedStateStore())

@@ -82,7 +82,7 @@ def test_unserializable_state_value_names_the_step(sdf):
         state.set("bad", {1, 2})
 
     sdf.update(keep, stateful=True)
-    with pytest.raises(Exception, match=r"State value for key 'bad' in update\(keep\) in stream \"in\" .* not JSON-serialisable"):
+    with pytest.raises(Exception, match=r"state value for key 'bad' in update\(keep\) in stream \"in\" .* not JSON-serialisable"):
         sdf.test({})
 
 
@@ -422,8 +422,10 @@ def _name_equals_column(sdf):
     (lambda sdf: sdf.group_by(None), ValueError),  # type: ignore[arg-type]
     (lambda sdf: sdf.group_by(lambda v: v), ValueError),
     (lambda sdf: sdf.group_by(lambda v: v, name=""), ValueError),
-    (lambda sdf: sdf.group_by(5), TypeError),  # type: ignore[arg-type]
-    (lambda sdf: sdf.group_by(["a"]), TypeError),  # type: ignore[arg-type]
+    # a key that is not a column name needs a name first (as for a function)
+    (lambda sdf: sdf.group_by(5), ValueError),  # type: ignore[arg-type]
+    (lambda sdf: sdf.group_by(["a"]), ValueError),  # type: ignore[arg-type]
+    (lambda sdf: sdf.group_by(5, name="five"), TypeError),  # type: ignore[arg-type]
 ])
 def test_group_by_refusals(use, error):
     with pytest.raises(error):
@@ -470,3 +472,13 @@ def test_register_store_is_a_no_op_that_warns_once():
     assert warnings[0].startswith("WARNING streamspark.dataframe.dataframe ")
     assert "Spark's state store" in warnings[0]
     assert done.stdout.strip() == "[1, 2, 3]"
+
+
+def test_topics_lists_the_input_topics_of_every_branch():
+    readings, configs = Topic("readings"), Topic("configs")
+    sdf = StreamingDataFrame(readings)
+    assert sdf.topics == [readings]
+    assert sdf.apply(lambda v: v).group_by("k").topics == [readings]
+    merged = sdf.concat(StreamingDataFrame(configs))
+    assert merged.topics == [readings, configs]
+    assert merged.topics is not merged.topics  # a copy each time

@@ -48,3 +48,35 @@ def test_plans_align_when_topics_meet():
     c, d = StreamingDataFrame(Topic("c")), StreamingDataFrame(Topic("d"))
     c.join_asof(d)
     assert _plan({"c": c.stream.root(), "d": d.stream.root()}).time_aligned
+
+
+def _head_merge(records, rank):
+    """The order by definition: each partition in offset order, always the head with the
+    smallest timestamp next, ties to the topic ranked first, then the lower partition."""
+    queues = {}
+    for record in records:
+        queues.setdefault((record[0], record[1]), []).append(record)
+    for queue in queues.values():
+        queue.sort(key=lambda r: r[2])
+    out = []
+    while any(queues.values()):
+        tp = min((tp for tp, q in queues.items() if q), key=lambda tp: (queues[tp][0][3], rank.get(tp[0], len(rank)), tp[1]))
+        out.append(queues[tp].pop(0))
+    return out
+
+
+def test_partitions_in_time_order_or_out_of_it_merge_as_their_heads_do():
+    rnd = random.Random(7)
+    rank = {"a": 0, "b": 1}
+    for case in range(200):
+        records = []
+        for topic in ("a", "b", "c"):  # "c": not ranked, comes last on ties
+            for partition in range(rnd.randint(0, 3)):
+                stamps = [rnd.randint(0, 30) for _ in range(rnd.randint(0, 12))]
+                if case % 3:  # mostly partitions already in timestamp order, as Kafka timestamps usually are
+                    stamps.sort()
+                records.extend((topic, partition, offset, ts) for offset, ts in enumerate(stamps))
+        expected = _head_merge(records, rank)
+        assert in_time_order(list(records), rank) == expected  # runs of one partition (the source's chunks)
+        rnd.shuffle(records)
+        assert in_time_order(records, rank) == expected  # interleaved

@@ -16,3 +16,9 @@ def test_row_reads_its_context():
     ctx = MessageContext(key=b"k", topic="t", partition=3, offset=4, size=12, timestamp=5, leader_epoch=2)
     row = Row(value={"a": 1}, key=b"k", timestamp=5, context=ctx, headers=[])
     assert (row.topic, row.partition, row.offset, row.size, row.leader_epoch) == ("t", 3, 4, 12, 2)
+
+
+def test_message_context_takes_the_reference_s_parameters_in_its_order():
+    ctx = MessageContext("t", 3, 4, 12, 2)
+    assert (ctx.topic, ctx.partition, ctx.offset, ctx.size, ctx.leader_epoch) == ("t", 3, 4, 12, 2)
+    assert (ctx.key, ctx.timestamp, ctx.headers) == (None, None, None)

@@ -98,8 +98,8 @@ def test_string_deserializer_takes_bytes_like_values():
         (DoubleSerializer(), 10**400, "DoubleSerializer"),
         (StringSerializer(), 1, "expects str, got int"),
         (StringSerializer(), b"x", "expects str, got bytes"),
-        (StringSerializer(), "\ud800", "cannot encode"),
-        (StringSerializer("ascii"), "é", "cannot encode"),
+        (StringSerializer(), "\ud800", "can.t encode"),
+        (StringSerializer("ascii"), "é", "can.t encode"),
         (JSONSerializer(), {1, 2}, "not JSON-serializable"),
         (JSONSerializer(), {1: "non-str key"}, "Dict key must be str"),
         (JSONSerializer(), datetime.datetime(2024, 1, 1), "not JSON-serializable"),
@@ -119,7 +119,7 @@ def test_unserializable_values_raise_serialization_error(ser, bad, match):
         (IntegerDeserializer(), b"", "expects 4 bytes, got 0"),
         (IntegerDeserializer(), "abcd", "expects 4 bytes, got str"),
         (DoubleDeserializer(), b"\x00\x00\x00\x01", "expects 8 bytes, got 4"),
-        (StringDeserializer(), b"\xff\xfe\xfa", "cannot decode"),
+        (StringDeserializer(), b"\xff\xfe\xfa", "can.t decode"),
         (StringDeserializer(), "already text", "expects bytes, got str"),
         (JSONDeserializer(), b'{"a": ', "not valid JSON"),
         (JSONDeserializer(), b"", "not valid JSON"),
@@ -240,3 +240,22 @@ def test_custom_serializers_subclass_the_bases():
     assert Upper().extra_headers == {}
     assert Lower().split_values is False
     assert Lower()(Upper()("Ab", CTX), CTX) == "ab"
+
+
+def test_codec_errors_are_also_the_unicode_errors_the_codec_raised():
+    # code written against the reference catches the codec's own error type
+    with pytest.raises(UnicodeDecodeError, match="'utf-8' codec can't decode byte 0xff in position 0"):
+        StringDeserializer()(b"\xff", None)
+    with pytest.raises(UnicodeEncodeError, match="'ascii' codec can't encode character"):
+        StringSerializer("ascii")("é", None)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: StringSerializer()(5, None), "'int' object has no attribute 'encode'"),
+    (lambda: IntegerDeserializer()(b"\x00\x05", None), "unpack requires a buffer of 4 bytes"),
+    (lambda: DoubleDeserializer()(b"?\xf8", None), "unpack requires a buffer of 8 bytes"),
+])
+def test_failures_start_with_the_reference_message(call, message):
+    with pytest.raises(SerializationError) as caught:
+        call()
+    assert str(caught.value).startswith(message)

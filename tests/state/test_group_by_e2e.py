@@ -29,8 +29,10 @@ def test_group_by_rules_and_in_process_rekey():
     assert issubclass(GroupByDuplicate, GroupByLimitExceeded) and issubclass(GroupByNestingLimit, GroupByLimitExceeded)
     with pytest.raises(ValueError, match="name"):
         StreamingDataFrame(Topic("o")).group_by(lambda v: v["x"])
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="name"):
         StreamingDataFrame(Topic("o")).group_by(5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        StreamingDataFrame(Topic("o")).group_by(5, name="five")  # type: ignore[arg-type]
     assert grouped.stream_id == "orders--groupby--customer"
     by_fn = StreamingDataFrame(Topic("o")).group_by(lambda v: v["x"] * 2, name="double")
     assert by_fn.stream_id == "o--groupby--double"

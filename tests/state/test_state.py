@@ -97,3 +97,9 @@ def test_state_under_the_reference_paths_is_generic_and_ttl_is_keyword_only():
         state.set("x", 1, timedelta(seconds=5))  # type: ignore[misc]
     state.set("x", 1, ttl=timedelta(seconds=5))
     assert state.get("x") == 1
+
+
+def test_a_value_json_cannot_encode_fails_with_the_reference_message():
+    state = KeyedStateStore().state("s", "k")
+    with pytest.raises(StateSerializationError, match=r"^Failed to serialize value: \"b'raw'\""):
+        state.set("bad", b"raw")

@@ -59,3 +59,20 @@ def test_survives_the_bucket_blob_round_trip():
     restored = KeyedStateStore.loads(states.dumps(), 4)
     assert TimestampedStore(restored, "s/join", grace_ms=10).get_latest(6, b"k") == {"v": 1}
     assert TimestampedStore(restored, "other/join", grace_ms=10).get_latest(6, b"k") is None
+
+
+def test_every_store_of_a_scope_sees_the_same_values_whatever_the_key_type():
+    states = KeyedStateStore()
+    reader = TimestampedStore(states, "s/join", grace_ms=1000)
+    writer = TimestampedStore(states, "s/join", grace_ms=1000)
+    assert reader.get_latest(10, b"k") is None  # looked up before anything is stored
+    writer.set_for_timestamp(5, {"v": 1}, b"k")
+    assert reader.get_latest(10, b"k") == {"v": 1}
+    assert reader.get_interval(0, 10, b"k") == [{"v": 1}]
+    # a str key scopes state as its JSON: "j" and b'"j"' are the same key of the bucket
+    writer.set_for_timestamp(5, {"v": 2}, "j")
+    assert reader.get_latest(10, b'"j"') == {"v": 2}
+    reader.set_for_timestamp(6, {"v": 3}, b'"j"')
+    assert writer.get_latest(10, "j") == {"v": 3}
+    restored = KeyedStateStore.loads(states.dumps(), 0)
+    assert TimestampedStore(restored, "s/join", grace_ms=1000).get_latest(10, "j") == {"v": 3}

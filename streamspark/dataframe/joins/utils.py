@@ -31,11 +31,21 @@ def _mapping(side: str, record: Optional[Mapping[Any, Any]]) -> Mapping[Any, Any
 
 def keep_left_merger(left: Optional[Mapping[Any, Any]], right: Optional[Mapping[Any, Any]]) -> dict[Any, Any]:
     """Both records in one new dict; where both have a key, the left record's value wins."""
+    if left.__class__ is dict:  # the usual records (plain dicts) skip the type checks
+        if right is None:
+            return {**left}
+        if right.__class__ is dict:
+            return {**right, **left}
     return {**_mapping("right", right), **_mapping("left", left)}
 
 
 def keep_right_merger(left: Optional[Mapping[Any, Any]], right: Optional[Mapping[Any, Any]]) -> dict[Any, Any]:
     """Both records in one new dict; where both have a key, the right record's value wins."""
+    if left.__class__ is dict:  # the usual records (plain dicts) skip the type checks
+        if right is None:
+            return {**left}
+        if right.__class__ is dict:
+            return {**left, **right}
     return {**_mapping("left", left), **_mapping("right", right)}
 
 
@@ -44,6 +54,8 @@ def raise_merger(left: Optional[Mapping[Any, Any]], right: Optional[Mapping[Any,
 
     :raises ValueError: both records have some key (the message lists them).
     """
+    if left.__class__ is dict and right is None:  # a record without a match: nothing can overlap
+        return {**left}
     lhs, rhs = _mapping("left", left), _mapping("right", right)
     overlap = lhs.keys() & rhs.keys()
     if overlap:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Callable, Iterable, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
 
 from ...context import _current_message_context
 from .aggregations import BaseAggregator, BaseCollector
@@ -77,6 +77,10 @@ class Aggregation:
             states = self.initialize()
         return {k: agg.agg(states[k] if k in states else agg.initialize(), value, timestamp)
                 for k, (_, agg) in self.aggregators.items()}
+
+    def merge(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+        """The states of two merged sessions (``a`` starts earlier) combined."""
+        return {k: agg.merge(a[k], b[k]) for k, (_, agg) in self.aggregators.items()}
 
     def collect_value(self, value: Any) -> Any:
         if self._collect_all:
@@ -172,6 +176,12 @@ class _EventTime:
         self.name = name
         self.by_partition = by_partition
 
+    def peek(self, store: WindowStore, data: dict[str, Any], ts: int) -> int:
+        """The event time :meth:`advance` would move to for ``ts``, without moving it."""
+        if not self.by_partition:
+            return max(ts, data.get("latest") or 0)
+        return max(ts, store.window_data(self.name, _partition_scope()).get("latest") or 0)
+
     def advance(self, store: WindowStore, data: dict[str, Any], key: Any, ts: int) -> int:
         if not self.by_partition:
             latest = max(ts, data.get("latest") or 0)
@@ -238,23 +248,24 @@ class TimeWindowProcessor(_Base):
         data = store.window_data(self.name, key)
         windows: dict[int, list[Any]] = data.setdefault("windows", {})
         agg = self.aggregation
-        latest = self.clock.advance(store, data, key, ts)
+        latest = self.clock.peek(store, data, ts)
         max_expired_end = latest - self.grace_ms
         max_expired_start = max_expired_end - self.duration_ms
-        updated: KeyResults = []
-        accepted = False
+        # aggregate first, store afterwards: a record whose aggregation raises changes nothing
+        accepted: list[tuple[int, int, Any]] = []
         for start, end in window_ranges(ts, self.duration_ms, self.step_ms):
             if start <= max_expired_start:
                 self.report_late(value, key, ts, start, end, max_expired_end - ts)
                 continue
-            accepted = True
             entry = windows.get(start)
-            if entry is None:
-                entry = windows[start] = [end, agg.initialize() if agg.aggregate else None]
-            if agg.aggregate:
-                entry[1] = agg.add(entry[1], value, ts)
-                if want_updates:
-                    updated.append((key, agg.results(entry[1], [], start, end)))
+            states = entry[1] if entry is not None else (agg.initialize() if agg.aggregate else None)
+            accepted.append((start, end, agg.add(states, value, ts) if agg.aggregate else None))
+        self.clock.advance(store, data, key, ts)
+        updated: KeyResults = []
+        for start, end, states in accepted:
+            windows[start] = [end, states]
+            if agg.aggregate and want_updates:
+                updated.append((key, agg.results(states, [], start, end)))
         if accepted:
             if agg.collect:
                 seq = data["seq"] = data.get("seq", 0) + 1
@@ -336,6 +347,12 @@ class SlidingWindowProcessor(_Base):
         if ts <= max_expired_start:
             self.report_late(value, key, ts, left_start, ts, max_expired_end + 1 - ts)
             return [], []
+        agg = self.aggregation
+        # a record whose aggregation raises changes nothing (its windows are aggregated later)
+        if agg.aggregate:
+            agg.add(agg.initialize(), value, ts)
+        if agg.collect:
+            agg.collect_value(value)
         data["latest"] = latest
         events: list[tuple[int, int, Any]] = data.setdefault("events", [])
         seq = data["seq"] = data.get("seq", 0) + 1
@@ -396,22 +413,26 @@ class CountWindowProcessor(_Base):
 
     def process(self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool) -> tuple[KeyResults, KeyResults]:
         data = store.window_data(self.name, key)
-        windows: list[dict[str, Any]] = data.setdefault("windows", [])
+        windows: list[dict[str, Any]] = data.get("windows", [])
         agg = self.aggregation
-        if not windows or (self.step is not None and windows[0]["count"] % self.step == 0):
-            windows.append({"count": 0, "start": ts, "end": ts,
-                            "aggs": agg.initialize() if agg.aggregate else None, "items": []})
+        opens = not windows or (self.step is not None and windows[0]["count"] % self.step == 0)
+        # aggregate first, store afterwards: a record whose aggregation raises changes nothing
+        item = agg.collect_value(value) if agg.collect else None
+        new_aggs = [agg.add(w["aggs"], value, ts) if agg.aggregate else None for w in windows]
+        if opens:
+            new_aggs.append(agg.add(agg.initialize(), value, ts) if agg.aggregate else None)
+            windows.append({"count": 0, "start": ts, "end": ts, "aggs": None, "items": []})
+        data["windows"] = windows
         updated: KeyResults = []
         expired: KeyResults = []
-        item = agg.collect_value(value) if agg.collect else None
-        for window in list(windows):
+        for window, aggs in zip(list(windows), new_aggs):
             window["count"] += 1
             if ts < window["start"]:
                 window["start"] = ts
             elif ts > window["end"]:
                 window["end"] = ts
             if agg.aggregate:
-                window["aggs"] = agg.add(window["aggs"], value, ts)
+                window["aggs"] = aggs
                 if want_updates:
                     updated.append((key, agg.results(window["aggs"], [], window["start"], window["end"])))
             if agg.collect:
@@ -430,31 +451,23 @@ class CountWindowProcessor(_Base):
 
 
 class SessionWindowProcessor(_Base):
-    """Session windows: a key's records closer than ``timeout_ms`` to each other form one session.
+    """Session windows: a key's records at most ``gap_ms`` apart form one session.
 
-    A record joins a session ``[start, end]`` when ``start - timeout < t < end + timeout``
-    (and merges the sessions it bridges); a session closes when event time reaches
-    ``end + timeout_ms + grace_ms``. A record that can join no open session and whose own
-    session would already be closed is late.
+    Sessions are half-open, ``[start, end)`` with ``end`` = the last record's timestamp + 1.
+    A record joins a session when ``start - gap <= t < end + gap`` (and merges the sessions it
+    bridges). With ``watermark`` the key's (or partition's) latest event time, a record is
+    late when ``t < watermark - gap - grace``, and a session closes once ``end <= watermark
+    - 2 * gap - grace`` (no record that is not late can extend it any more).
     """
 
-    def __init__(self, name: str, aggregation: Aggregation, timeout_ms: int, grace_ms: int = 0,
+    def __init__(self, name: str, aggregation: Aggregation, gap_ms: int, grace_ms: int = 0,
                  on_late: Optional[OnLate] = None, by_partition: bool = False) -> None:
         super().__init__(name, aggregation, on_late)
-        if timeout_ms <= 0:
-            raise ValueError("timeout_ms must be positive")
-        self.timeout_ms = timeout_ms
+        if gap_ms <= 0:
+            raise ValueError("gap_ms must be positive")
+        self.gap_ms = gap_ms
         self.grace_ms = grace_ms
         self.clock = _EventTime(name, by_partition)
-
-    def _fold(self, events: Iterable[tuple[int, int, Any]]) -> Any:
-        agg = self.aggregation
-        if not agg.aggregate:
-            return None
-        states = agg.initialize()
-        for t, _, v in sorted(events, key=lambda e: e[1]):
-            states = agg.add(states, v, t)
-        return states
 
     def _result(self, session: dict[str, Any]) -> dict[str, Any]:
         agg = self.aggregation
@@ -464,40 +477,44 @@ class SessionWindowProcessor(_Base):
     def process(self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool) -> tuple[KeyResults, KeyResults]:
         data = store.window_data(self.name, key)
         sessions: list[dict[str, Any]] = data.setdefault("sessions", [])
-        timeout = self.timeout_ms
-        latest = self.clock.advance(store, data, key, ts)
-        closed_before = latest - self.grace_ms  # sessions with end + timeout <= this are closed
-        joined = [s for s in sessions if s["start"] - timeout < ts < s["end"] + timeout
-                  and s["end"] + timeout > closed_before]
-        updated: KeyResults = []
-        if not joined and ts + timeout <= closed_before:
-            self.report_late(value, key, ts, ts, ts, closed_before - ts - timeout)
+        gap = self.gap_ms
+        late_before = self.clock.peek(store, data, ts) - gap - self.grace_ms
+        if ts < late_before:
+            self.report_late(value, key, ts, ts, ts + 1, late_before - ts)
+            return [], []
+        close_before = late_before - gap  # sessions ending at or before this are closed
+        joined = [s for s in sessions if s["start"] - gap <= ts < s["end"] + gap]
+        seq = data.get("seq", 0) + 1
+        event = (ts, seq, value)
+        # aggregate first, store afterwards: a record whose aggregation raises changes nothing
+        agg = self.aggregation
+        aggs = None
+        if agg.aggregate:
+            aggs = agg.add(joined[0]["aggs"] if joined else agg.initialize(), value, ts)
+            for later in joined[1:]:  # a bridging record merges the sessions (earlier first)
+                aggs = agg.merge(aggs, later["aggs"])
+        if len(joined) == 1:
+            session = joined[0]
+            session["events"].append(event)
+            session["start"] = min(session["start"], ts)
+            session["end"] = max(session["end"], ts + 1)
         else:
-            seq = data["seq"] = data.get("seq", 0) + 1
-            event = (ts, seq, value)
-            if len(joined) == 1:
-                session = joined[0]
-                session["events"].append(event)
-                session["start"] = min(session["start"], ts)
-                session["end"] = max(session["end"], ts)
-                if self.aggregation.aggregate:
-                    session["aggs"] = self.aggregation.add(session["aggs"], value, ts)
-            else:
-                events = [e for s in joined for e in s["events"]] + [event]
-                for s in joined:
-                    sessions.remove(s)
-                session = {"start": min(e[0] for e in events), "end": max(e[0] for e in events), "events": events}
-                session["aggs"] = self._fold(events)
-                sessions.append(session)
-                sessions.sort(key=lambda s: s["start"])
-            self.clock.track(store, key, session["end"] + timeout)
-            if want_updates:
-                updated.append((key, self._result(session)))
+            events = [e for s in joined for e in s["events"]] + [event]
+            session = {"start": min(e[0] for e in events), "end": max(e[0] for e in events) + 1, "events": events}
+            for s in joined:
+                sessions.remove(s)
+            sessions.append(session)
+            sessions.sort(key=lambda s: s["start"])
+        session["aggs"] = aggs
+        data["seq"] = seq
+        self.clock.advance(store, data, key, ts)
+        self.clock.track(store, key, session["end"])
+        updated: KeyResults = [(key, self._result(session))] if want_updates else []
         if self.clock.by_partition:
-            expired = self.clock.expire_due(store, closed_before,
-                                            lambda other: self._expire(store, other, closed_before))
+            expired = self.clock.expire_due(store, close_before,
+                                            lambda other: self._expire(store, other, close_before))
         else:
-            expired = self._expire(store, key, closed_before, data)
+            expired = self._expire(store, key, close_before, data)
         return updated, expired
 
     def _close_all(self, store: WindowStore, key: Any, data: dict[str, Any]) -> KeyResults:
@@ -505,16 +522,17 @@ class SessionWindowProcessor(_Base):
         if not sessions:
             return []
         last_end = max(s["end"] for s in sessions)
-        data["latest"] = max(data.get("latest") or 0, last_end + self.timeout_ms + self.grace_ms)
-        return self._expire(store, key, last_end + self.timeout_ms, data)
+        # the key's event time moves past what was closed: later records for these sessions are late
+        data["latest"] = max(data.get("latest") or 0, last_end + 2 * self.gap_ms + self.grace_ms)
+        return self._expire(store, key, last_end, data)
 
-    def _expire(self, store: WindowStore, key: Any, closed_before: int,
+    def _expire(self, store: WindowStore, key: Any, close_before: int,
                 data: Optional[dict[str, Any]] = None) -> KeyResults:
         if data is None:
             data = store.window_data(self.name, key)
         sessions = data.get("sessions", [])
-        due = [s for s in sessions if s["end"] + self.timeout_ms <= closed_before]
+        due = [s for s in sessions if s["end"] <= close_before]
         for s in due:
             sessions.remove(s)
-        self.clock.retrack(store, key, min((s["end"] + self.timeout_ms for s in sessions), default=None))
+        self.clock.retrack(store, key, min((s["end"] for s in sessions), default=None))
         return [(key, self._result(s)) for s in due]

@@ -48,6 +48,21 @@ class BaseAggregator(abc.ABC, Generic[S]):
     def result(self, value: S) -> Any:
         """The output for state ``value``."""
 
+    def merge(self, a: S, b: S) -> S:
+        """The state of two sessions merged into one (session windows only): ``a`` is the state
+        of the session that starts earlier, ``b`` of the later one.
+
+        :raises NotImplementedError: this aggregator cannot merge (not usable in session windows).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not support merging and cannot be used with session windows"
+        )
+
+    @property
+    def mergeable(self) -> bool:
+        """Whether :meth:`merge` is implemented (required by session windows)."""
+        return type(self).merge is not BaseAggregator.merge
+
 
 class Aggregator(BaseAggregator[S]):
     """An aggregator over the whole value, or over ``value[column]`` when ``column`` is given."""
@@ -76,6 +91,9 @@ class Count(Aggregator[int]):
     def result(self, value: int) -> int:
         return value
 
+    def merge(self, a: int, b: int) -> int:
+        return a + b
+
 
 class Sum(Aggregator[Any]):
     """The sum of the values (None values are skipped)."""
@@ -89,6 +107,9 @@ class Sum(Aggregator[Any]):
 
     def result(self, value: Any) -> Any:
         return value
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return a + b
 
 
 class Mean(Aggregator[Any]):
@@ -108,6 +129,9 @@ class Mean(Aggregator[Any]):
         total, n = value
         return total / n if n else None
 
+    def merge(self, a: Any, b: Any) -> Any:
+        return (a[0] + b[0], a[1] + b[1])
+
 
 class _Extreme(Aggregator[Any]):
     """Keeps the value that ``_wins(new, old)`` prefers (None values are skipped)."""
@@ -126,6 +150,11 @@ class _Extreme(Aggregator[Any]):
 
     def result(self, value: Any) -> Any:
         return value
+
+    def merge(self, a: Any, b: Any) -> Any:
+        if a is None or b is None:
+            return b if a is None else a
+        return b if self._wins(b, a) else a
 
 
 class Max(_Extreme):
@@ -160,6 +189,11 @@ class _ByTime(Aggregator[Any]):
     def result(self, value: Any) -> Any:
         return None if value is None else value[0]
 
+    def merge(self, a: Any, b: Any) -> Any:
+        if a is None or b is None:
+            return b if a is None else a
+        return b if self._wins(b[1], a[1]) else a
+
 
 class Earliest(_ByTime):
     """The value with the smallest timestamp (the first one seen among equal timestamps)."""
@@ -187,6 +221,10 @@ class First(Aggregator[Any]):
     def result(self, value: Any) -> Any:
         return value
 
+    def merge(self, a: Any, b: Any) -> Any:
+        """Merged sessions keep the earlier session's first value."""
+        return b if a is None else a
+
 
 class Last(Aggregator[Any]):
     """The last non-None value in processing order (not by timestamp)."""
@@ -201,14 +239,23 @@ class Last(Aggregator[Any]):
     def result(self, value: Any) -> Any:
         return value
 
+    def merge(self, a: Any, b: Any) -> Any:
+        """Merged sessions keep the later session's last value."""
+        return a if b is None else b
+
 
 class Reduce(Aggregator[Any], Generic[R]):
-    """``initializer(first value)`` then ``reducer(state, value)`` for each next value."""
+    """``initializer(first value)`` then ``reducer(state, value)`` for each next value.
 
-    def __init__(self, reducer: Callable[[R, Any], R], initializer: Callable[[Any], R]) -> None:
+    ``merger(a, b)`` combines the states of two merged sessions; session windows need it.
+    """
+
+    def __init__(self, reducer: Callable[[R, Any], R], initializer: Callable[[Any], R],
+                 merger: Optional[Callable[[R, R], R]] = None) -> None:
         super().__init__(None)
         self._reducer = reducer
         self._initializer = initializer
+        self._merger = merger
 
     def initialize(self) -> Any:
         return None
@@ -218,6 +265,18 @@ class Reduce(Aggregator[Any], Generic[R]):
 
     def result(self, value: Any) -> Any:
         return value
+
+    def merge(self, a: Any, b: Any) -> Any:
+        if self._merger is None:
+            raise NotImplementedError(
+                "Reduce does not support merging and cannot be used with session windows unless a "
+                "`merger=` function is provided"
+            )
+        return self._merger(a, b)
+
+    @property
+    def mergeable(self) -> bool:
+        return self._merger is not None
 
 
 I = TypeVar("I")

@@ -8,16 +8,19 @@ deque([(20, 30), (25, 35)])
 from __future__ import annotations
 
 import abc
+import weakref
 from collections import deque
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Deque, Optional, Union
 
 from ...core.stream.exceptions import InvalidOperation
 from ...exceptions import InvalidTopology
+from ...state.exceptions import StoreAlreadyRegisteredError
 from ..utils import ensure_milliseconds
 from . import _process
 
 if TYPE_CHECKING:
+    from ...core.stream import StreamNode
     from ..dataframe import StreamingDataFrame
     from .definitions import WindowDefinition
 
@@ -32,8 +35,12 @@ def to_ms(value: Union[int, timedelta], what: str = "duration") -> int:
     """
     try:
         return ensure_milliseconds(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an int (ms) or a timedelta, got {type(value).__name__}") from None
+    except TypeError as exc:
+        raise TypeError(f"{exc} ({what})") from None
+
+
+#: the ``(stream_id, store name)`` of the windows applied in each dataframe tree
+_window_stores: "weakref.WeakKeyDictionary[StreamNode, set[tuple[str, str]]]" = weakref.WeakKeyDictionary()
 
 
 class CollectorInCurrentWindow(InvalidOperation, InvalidTopology):
@@ -93,10 +100,7 @@ class Window(abc.ABC):
 
     def _check_current(self) -> None:
         if self._aggregation.collect:
-            raise CollectorInCurrentWindow(
-                "BaseCollectors are not supported by `current` windows: collectors (collect(), Collect()) "
-                "work with .final() only"
-            )
+            raise CollectorInCurrentWindow("BaseCollectors are not supported by `current` windows")
 
     def _final(self, closing_strategy: str, close_idle_after: Optional[Union[int, timedelta]]) -> "StreamingDataFrame":
         idle = None
@@ -115,6 +119,13 @@ class Window(abc.ABC):
         processor = self._definition._processor(self._aggregation, self.name, closing_strategy == "partition")
         processor.idle_ms = idle_ms
         sdf = self._definition._dataframe
+        stores = _window_stores.setdefault(sdf.stream.root(), set())
+        if (sdf.stream_id, self.name) in stores:
+            raise StoreAlreadyRegisteredError(
+                "This window range and type combination already exists; "
+                "to use this window, provide a unique name via the `name` parameter."
+            )
+        stores.add((sdf.stream_id, self.name))
         return sdf._derive(sdf._stream.add_window(processor, emit, sdf.stream_id))
 
 

@@ -16,6 +16,7 @@ from . import _process
 from .aggregations import (
     BaseAggregator, BaseCollector, Collect, Count, Max, Mean, Min, Reduce, Sum,
 )
+from ...core.stream.exceptions import InvalidOperation
 from .base import CollectorInCurrentWindow, Window, to_ms
 from .count_based import CountWindow
 from .sliding import SlidingWindow
@@ -51,15 +52,20 @@ class WindowDefinition(Generic[_WindowT]):
         self._on_late = on_late
 
     def _params(self) -> str:
+        """The window's sizes in its store name (``"_<duration>"``...)."""
         raise NotImplementedError
 
     def _processor(self, aggregation: _process.Aggregation, name: str, by_partition: bool) -> Any:
         raise NotImplementedError
 
+    def _store_name(self, op: Optional[str]) -> str:
+        """``[<name>_]<kind>_<sizes>[_<op>]``, e.g. ``tumbling_window_60000_sum`` (no op for ``agg``)."""
+        prefix = f"{self._name}_{self._kind}" if self._name else self._kind
+        return f"{prefix}{self._params()}" + (f"_{op}" if op else "")
+
     def _window(self, aggregators: dict[str, BaseAggregator], collectors: dict[str, BaseCollector],
-                single: bool, op: str) -> _WindowT:
-        name = self._name or f"{self._kind}_{self._params()}_{op}"
-        return self._window_class(self, _process.Aggregation(aggregators, collectors, single), name)
+                single: bool, op: Optional[str]) -> _WindowT:
+        return self._window_class(self, _process.Aggregation(aggregators, collectors, single), self._store_name(op))
 
     def _single(self, op: str, aggregation: Union[BaseAggregator, BaseCollector]) -> _WindowT:
         if isinstance(aggregation, BaseCollector):
@@ -86,9 +92,10 @@ class WindowDefinition(Generic[_WindowT]):
         """Smallest value."""
         return self._single("min", Min())
 
-    def reduce(self, reducer: Callable[[Any, Any], Any], initializer: Callable[[Any], Any]) -> _WindowT:
-        """``initializer(first value)``, then ``reducer(aggregate, value)``."""
-        return self._single("reduce", Reduce(reducer, initializer))
+    def reduce(self, reducer: Callable[[Any, Any], Any], initializer: Callable[[Any], Any], *,
+               merger: Optional[Callable[[Any, Any], Any]] = None) -> _WindowT:
+        """``initializer(first value)``, then ``reducer(aggregate, value)`` (``merger``: see :class:`Reduce`)."""
+        return self._single("reduce", Reduce(reducer, initializer, merger))
 
     def collect(self) -> _WindowT:
         """All values of the window as a list (``.final()`` only)."""
@@ -97,19 +104,19 @@ class WindowDefinition(Generic[_WindowT]):
     def agg(self, **operations: Union[BaseAggregator, BaseCollector]) -> _WindowT:
         """Several named aggregations: ``.agg(avg=Mean("temp"), n=Count())`` → ``{"avg", "n", "start", "end"}``."""
         if not operations:
-            raise ValueError("agg() needs at least one named aggregation")
+            raise ValueError("At least one aggregator or collector must be defined")
         aggregators: dict[str, BaseAggregator] = {}
         collectors: dict[str, BaseCollector] = {}
         for col, op in operations.items():
             if col in ("start", "end"):
-                raise ValueError(f"{col!r} is reserved for the window bounds")
+                raise ValueError("`start` and `end` are reserved keywords for the window boundaries")
             if isinstance(op, BaseAggregator):
                 aggregators[col] = op
             elif isinstance(op, BaseCollector):
                 collectors[col] = op
             else:
                 raise TypeError(f"{col}={op!r} is neither an aggregator nor a collector")
-        return self._window(aggregators, collectors, False, "agg")
+        return self._window(aggregators, collectors, False, None)
 
 
 class _TimeDefinition(WindowDefinition[TimeWindow]):
@@ -134,7 +141,7 @@ class _TimeDefinition(WindowDefinition[TimeWindow]):
 
     def _params(self) -> str:
         step = f"_{self.step_ms}" if self.step_ms else ""
-        return f"{self.duration_ms}{step}_{self.grace_ms}"
+        return f"_{self.duration_ms}{step}"
 
 
 class TumblingTimeWindowDefinition(_TimeDefinition):
@@ -182,7 +189,7 @@ class _CountDefinition(WindowDefinition[CountWindow]):
         self.step = step
 
     def _params(self) -> str:
-        return f"{self.count_}" + (f"_{self.step}" if self.step else "")
+        return ""
 
     def _processor(self, aggregation: _process.Aggregation, name: str, by_partition: bool) -> Any:
         if by_partition:
@@ -206,20 +213,33 @@ class SessionWindowDefinition(WindowDefinition[TimeWindow]):
     _kind = "session_window"
     _window_class = SessionWindow
 
-    def __init__(self, dataframe: "StreamingDataFrame", timeout_ms: Union[int, timedelta],
+    def __init__(self, dataframe: "StreamingDataFrame", inactivity_gap_ms: Union[int, timedelta],
                  grace_ms: Union[int, timedelta] = 0, name: Optional[str] = None,
                  on_late: Optional[Callable[..., Optional[bool]]] = None) -> None:
         super().__init__(dataframe, name, on_late)
-        self.timeout_ms = to_ms(timeout_ms, "timeout_ms")
+        self.inactivity_gap_ms = to_ms(inactivity_gap_ms, "inactivity_gap_ms")
         self.grace_ms = to_ms(grace_ms, "grace_ms")
-        if self.timeout_ms < 1:
-            raise ValueError("Session timeout cannot be smaller than 1ms")
+        if self.inactivity_gap_ms < 1:
+            raise ValueError("inactivity_gap_ms cannot be smaller than 1ms")
         if self.grace_ms < 0:
-            raise ValueError("Window grace cannot be smaller than 0ms")
+            raise ValueError("grace_ms cannot be smaller than 0ms")
 
     def _params(self) -> str:
-        return f"{self.timeout_ms}_{self.grace_ms}"
+        return f"_{self.inactivity_gap_ms}"
+
+    def _window(self, aggregators: dict[str, BaseAggregator], collectors: dict[str, BaseCollector],
+                single: bool, op: Optional[str]) -> TimeWindow:
+        non_mergeable = [column for column, aggregator in aggregators.items() if not aggregator.mergeable]
+        if non_mergeable:
+            raise InvalidOperation(
+                f"Aggregations {non_mergeable} cannot be used with session windows because they do not "
+                "implement `merge`. Session windows may merge two open sessions into one when a late event "
+                "bridges them, which requires combining their aggregation states. Use a mergeable aggregation "
+                "(Count, Sum, Mean, Min, Max, First, Last, Earliest, Latest, Collect), pass `merger=` to "
+                "`Reduce`, or implement `merge()` on your custom aggregator."
+            )
+        return super()._window(aggregators, collectors, single, op)
 
     def _processor(self, aggregation: _process.Aggregation, name: str, by_partition: bool) -> Any:
-        return _process.SessionWindowProcessor(name, aggregation, self.timeout_ms, self.grace_ms,
+        return _process.SessionWindowProcessor(name, aggregation, self.inactivity_gap_ms, self.grace_ms,
                                                self._on_late, by_partition)

@@ -59,6 +59,6 @@ class TimeWindow(Window):
 
 
 class SessionWindow(TimeWindow):
-    """A session window (``sdf.session_window(...)``): a key's records closer than the timeout
-    to each other form one session, which closes once event time passes its last record +
-    timeout + grace."""
+    """A session window (``sdf.session_window(...)``): a key's records at most the inactivity
+    gap apart form one session ``[first, last + 1)``, which closes once event time reaches its
+    end + 2 * gap + grace."""

@@ -36,15 +36,31 @@ def _described(value: Any) -> str:
     return f"{type(value).__name__}: {value!r:.80}"
 
 
+class _DecodeError(SerializationError, UnicodeDecodeError):
+    """Bytes the codec cannot decode: a ``SerializationError`` and the ``UnicodeDecodeError`` it wraps."""
+
+
+class _EncodeError(SerializationError, UnicodeEncodeError):
+    """Text the codec cannot encode: a ``SerializationError`` and the ``UnicodeEncodeError`` it wraps."""
+
+
 def _transcode(value: Any, method: str, codec: str, name: str) -> Any:
-    """``value.encode(codec)`` or ``value.decode(codec)``; None stays None."""
+    """``value.encode(codec)`` or ``value.decode(codec)``; None stays None.
+
+    A codec error is raised as an error that is both a ``SerializationError`` and the
+    ``UnicodeDecodeError``/``UnicodeEncodeError`` (same message) the codec raised.
+    """
     if value is None:
         return None
     try:
         return getattr(value, method)(codec)
-    except AttributeError:
+    except AttributeError as exc:
         expected = "str" if method == "encode" else "bytes"
-        raise SerializationError(f"{name} expects {expected}, got {_described(value)}") from None
+        raise SerializationError(f"{exc} ({name} expects {expected}, got {_described(value)})") from None
+    except UnicodeDecodeError as exc:
+        raise _DecodeError(exc.encoding, exc.object, exc.start, exc.end, exc.reason) from exc
+    except UnicodeEncodeError as exc:
+        raise _EncodeError(exc.encoding, exc.object, exc.start, exc.end, exc.reason) from exc
     except UnicodeError as exc:
         raise SerializationError(f"{name} cannot {method} {value!r:.80} as {codec}: {exc}") from exc
 
@@ -65,7 +81,7 @@ def _unpack(layout: struct.Struct, value: Any, name: str) -> Any:
         return layout.unpack(value)[0]
     except (struct.error, TypeError) as exc:
         got = len(value) if isinstance(value, (bytes, bytearray, memoryview)) else _described(value)
-        raise SerializationError(f"{name} expects {layout.size} bytes, got {got}") from exc
+        raise SerializationError(f"{exc} ({name} expects {layout.size} bytes, got {got})") from exc
 
 
 @context_free

@@ -39,7 +39,7 @@ __all__ = ("Topic", "TopicType", "TopicConfig", "TimestampExtractor", "KafkaMess
 
 logger = logging.getLogger(__name__)
 
-#: what ``Topic._deserializer()`` returns per message: ``(value, key, timestamp_ms)`` records, in
+#: what ``Topic.record_deserializer()`` returns per message: ``(value, key, timestamp_ms)`` records, in
 #: a 1-tuple for a plain message, a list for split values, :data:`_IGNORED` for an ignored one
 _Records = Sequence[Tuple[Any, Any, int]]
 _IGNORED: _Records = ()
@@ -103,7 +103,7 @@ class Topic:
     (b'k', b'{"t":1}')
     """
 
-    #: ``_deserializer()``/``_serializer()`` specialised for this topic's (de)serializers, built on first use
+    #: ``record_deserializer()``/``record_serializer()`` specialised for this topic's (de)serializers, built on first use
     _deserialize_fn: Optional[Callable[..., _Records]] = None
     _serialize_fn: Optional[_SerializeFn] = None
 
@@ -218,7 +218,7 @@ class Topic:
         """
         headers: Any = message.headers()
         timestamp_type, timestamp_ms = message.timestamp()
-        records = self._deserializer()(message.value(), message.key(), headers, timestamp_ms, timestamp_type)
+        records = self.record_deserializer()(message.value(), message.key(), headers, timestamp_ms, timestamp_type)
         if records is _IGNORED:
             logger.debug(
                 'Ignore incoming message: partition="%s[%s]" offset="%s"',
@@ -258,7 +258,7 @@ class Topic:
             value = self._value_deserializer(value, SerializationContext(topic, MessageField.VALUE, headers))
         return KafkaMessage(key=key, value=value, headers=headers, timestamp=message.timestamp()[1])
 
-    def _deserializer(self) -> Callable[..., _Records]:
+    def record_deserializer(self) -> Callable[..., _Records]:
         """``f(value, key, headers, timestamp_ms, timestamp_type) -> ((value, key, timestamp_ms), ...)``,
         what :meth:`row_deserialize` computes without building rows (the engine calls it per
         message): a 1-tuple for a plain message, a list for split values, an empty tuple for an
@@ -279,7 +279,7 @@ class Topic:
         )
 
     def _build_deserialize(self) -> Callable[..., _Records]:
-        """The function behind :meth:`_deserializer`, specialised once for this topic's
+        """The function behind :meth:`record_deserializer`, specialised once for this topic's
         deserializers (it runs per message).
 
         Built-in deserializers ignore their context, so none is built for them; the bytes key
@@ -348,7 +348,7 @@ class Topic:
 
         :raises SerializerIsNotProvidedError: the topic has no key or value serializer.
         """
-        skey, svalue, headers = self._serializer()(key, row.value, row.headers)
+        skey, svalue, headers = self.record_serializer()(key, row.value, row.headers)
         return KafkaMessage(key=skey, value=svalue, headers=headers)
 
     def serialize(
@@ -378,14 +378,14 @@ class Topic:
             return out
         return _producible(out, field, serializer)
 
-    def _serializer(self) -> _SerializeFn:
+    def record_serializer(self) -> _SerializeFn:
         """``f(key, value, headers) -> (key, value, headers)`` as :meth:`row_serialize` computes
         them, ready for the producer: key and value are ``bytes``, ``str`` or ``None``, headers a
         list (the engine calls it per output record)."""
         return self._serialize_fn or self._build_serialize()
 
     def _build_serialize(self) -> _SerializeFn:
-        """The function behind :meth:`_serializer`, specialised once for this topic's
+        """The function behind :meth:`record_serializer`, specialised once for this topic's
         serializers (built-ins are called without a context, a plain JSON serializer's
         ``dumps`` directly)."""
         name = self.name

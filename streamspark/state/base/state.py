@@ -77,8 +77,8 @@ class State(Generic[K, V]):
             data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
         except TypeError as exc:
             raise StateSerializationError(
-                f"State value for key {key!r} in {self._step} is not JSON-serialisable "
-                f"({type(value).__name__}): {exc}"
+                f'Failed to serialize value: "{value}" (state value for key {key!r} in {self._step} is not '
+                f"JSON-serialisable ({type(value).__name__}): {exc})"
             ) from exc
         self._data[key] = (_JSON, data, self._expiry(ttl))
 

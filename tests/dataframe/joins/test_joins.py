@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from types import MappingProxyType
 
 import pytest
 
@@ -82,6 +83,20 @@ def test_mergers():
     assert raise_merger({"a": 1}, {"c": 2}) == {"a": 1, "c": 2}
     with pytest.raises(ValueError, match="Overlapping columns: a, b"):
         raise_merger({"a": 1, "b": 1, "x": 0}, {"b": 2, "a": 2})
+
+
+@pytest.mark.parametrize("merger", [keep_left_merger, keep_right_merger, raise_merger])
+@pytest.mark.parametrize("left, right", [({"a": 1, "b": [1]}, {"c": 2}), ({"a": 1}, None), (None, {"c": 2}), (None, None)])
+def test_mergers_treat_plain_dicts_as_other_mappings_and_return_a_new_dict(merger, left, right):
+    def as_mapping(record):
+        return None if record is None else MappingProxyType(dict(record))
+
+    merged = merger(left, right)
+    assert merged == merger(as_mapping(left), as_mapping(right))
+    assert list(merged) == list(merger(as_mapping(left), as_mapping(right)))  # the same key order
+    assert merged is not left and merged is not right
+    merged["added"] = True
+    assert "added" not in (left or {}) and "added" not in (right or {})
 
 
 @pytest.mark.parametrize(

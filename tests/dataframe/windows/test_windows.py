@@ -128,30 +128,35 @@ CASES = {
         [(1, K, 1), (2, K, 2), (3, K, 3)],
         [[(w(1, 1, 1), K, 1)], [(w(1, 2, 3), K, 1), (w(2, 2, 2), K, 2)], [(w(2, 3, 5), K, 2), (w(3, 3, 3), K, 3)]],
     ),
-    "session: records closer than the timeout form one session": (
+    "session: records at most the gap apart form one session [first, last + 1)": (
         lambda: sdf().session_window(10).count().final(),
         [(1, K, 0), (1, K, 5), (1, K, 14), (1, K, 30), (1, K, 60)],
-        [[], [], [], [(w(0, 14, 3), K, 0)], [(w(30, 30, 1), K, 30)]],
+        [[], [], [], [], [(w(0, 15, 3), K, 0), (w(30, 31, 1), K, 30)]],
+    ),
+    "session: a record exactly the gap after the last one joins; closing waits 2 gaps + grace": (
+        lambda: sdf().session_window(10).count().final(),
+        [(1, K, 0), (1, K, 10), (1, K, 21), (1, K, 45)],
+        [[], [], [], [(w(0, 11, 2), K, 0), (w(21, 22, 1), K, 21)]],
     ),
     "session merge: a record bridging two open sessions merges them": (
         lambda: sdf().session_window(10, grace_ms=10).sum().current(),
         [(1, K, 0), (2, K, 18), (4, K, 9)],
-        [[(w(0, 0, 1), K, 0)], [(w(18, 18, 2), K, 18)], [(w(0, 18, 7), K, 0)]],
+        [[(w(0, 1, 1), K, 0)], [(w(18, 19, 2), K, 18)], [(w(0, 19, 7), K, 0)]],
     ),
     "session split by keys, grace keeps a session open": (
         lambda: sdf().session_window(10, grace_ms=5).count().final(),
         [(1, K, 0), (1, K2, 0), (1, K, 12), (1, K, 8), (1, K, 30), (1, K, 50)],
-        [[], [], [], [], [(w(0, 12, 3), K, 0)], [(w(30, 30, 1), K, 30)]],
+        [[], [], [], [], [], [(w(0, 13, 3), K, 0)]],
     ),
     "session closing by partition": (
         lambda: sdf().session_window(10).count().final(closing_strategy="partition"),
         [(1, K, 0), (1, K2, 5), (1, K2, 30), (1, K, 12)],
-        [[], [], [(w(0, 0, 1), K, 0), (w(5, 5, 1), K2, 5)], []],
+        [[], [], [(w(0, 1, 1), K, 0), (w(5, 6, 1), K2, 5)], []],
     ),
     "session late record is dropped": (
         lambda: sdf().session_window(10).count().final(),
         [(1, K, 100), (1, K, 50), (1, K, 200)],
-        [[], [], [(w(100, 100, 1), K, 100)]],
+        [[], [], [(w(100, 101, 1), K, 100)]],
     ),
 }
 
@@ -217,7 +222,7 @@ def test_none_keys_are_ignored(caplog):
     pipeline = sdf().tumbling_window(10).count().current()
     with caplog.at_level(logging.WARNING, logger="streamspark"):
         assert pipeline.test(1, key=None, timestamp=1) == []
-    assert "key is None" in caplog.text
+    assert "key is None, partition='w[0]' offset='0'." in caplog.text
 
 
 def test_on_late_callback_and_logging(caplog):
@@ -230,7 +235,7 @@ def test_on_late_callback_and_logging(caplog):
     pipeline = sdf().tumbling_window(10, name="w10", on_late=on_late).count().final()
     with caplog.at_level(logging.WARNING, logger="streamspark"):
         run(pipeline, [(1, K, 25), ("quiet", K, 3), ("log me", K, 4)])
-    assert calls[0] == ("quiet", K, 3, 22, 0, 10, "w10", "w", 0, 1)
+    assert calls[0] == ("quiet", K, 3, 22, 0, 10, "w10_tumbling_window_10_count", "w", 0, 1)
     assert len(calls) == 2
     assert caplog.text.count("Skipping window processing for the closed window") == 1
     assert "late_by_ms=21" in caplog.text
@@ -240,8 +245,8 @@ def test_on_late_callback_and_logging(caplog):
     (lambda: sdf().tumbling_window(0), ValueError, "Window size cannot be smaller than 1ms"),
     (lambda: sdf().tumbling_window(timedelta(microseconds=400)), ValueError, "smaller than 1ms"),
     (lambda: sdf().tumbling_window(10, grace_ms=-1), ValueError, "Window grace cannot be smaller than 0ms"),
-    (lambda: sdf().tumbling_window("10"), TypeError, "duration_ms must be an int"),
-    (lambda: sdf().tumbling_window(10, grace_ms=1.5), TypeError, "grace_ms must be an int"),
+    (lambda: sdf().tumbling_window("10"), TypeError, r"Timedelta must be either .* \(duration_ms\)"),
+    (lambda: sdf().tumbling_window(10, grace_ms=1.5), TypeError, r"Timedelta must be either .* \(grace_ms\)"),
     (lambda: sdf().hopping_window(10, 10), ValueError, "step size must be smaller than duration .* got 10ms"),
     (lambda: sdf().hopping_window(10, 20), ValueError, "step size must be smaller than duration"),
     (lambda: sdf().hopping_window(10, 0), ValueError, "bigger than 0ms, got 0ms"),
@@ -257,9 +262,9 @@ def test_on_late_callback_and_logging(caplog):
     (lambda: sdf().hopping_count_window(3, 0), ValueError, "Window step must be greater or equal to 1"),
     (lambda: sdf().tumbling_count_window("3"), TypeError, "Window count must be an int"),
     (lambda: sdf().hopping_count_window(3, 1.5), TypeError, "Window step must be an int"),
-    (lambda: sdf().session_window(0), ValueError, "Session timeout cannot be smaller than 1ms"),
-    (lambda: sdf().session_window(10, grace_ms=-1), ValueError, "Window grace"),
-    (lambda: sdf().session_window("10"), TypeError, "timeout_ms must be an int"),
+    (lambda: sdf().session_window(0), ValueError, "inactivity_gap_ms cannot be smaller than 1ms"),
+    (lambda: sdf().session_window(10, grace_ms=-1), ValueError, "grace_ms cannot be smaller than 0ms"),
+    (lambda: sdf().session_window("10"), TypeError, r"Timedelta must be either .* \(inactivity_gap_ms\)"),
 ])
 def test_window_parameters_are_checked(define, error, message):
     with pytest.raises(error, match=message):
@@ -285,7 +290,7 @@ def test_hopping_count_step_larger_than_count_starts_a_window_at_the_next_record
 
 
 def test_collectors_need_final_and_parameters_are_checked():
-    with pytest.raises(InvalidTopology, match="final"):
+    with pytest.raises(InvalidTopology, match="BaseCollectors are not supported by `current` windows"):
         sdf().tumbling_window(10).collect().current()
     with pytest.raises(InvalidOperation, match="not supported by `current` windows"):
         sdf().tumbling_window(10).agg(c=Collect()).current()
@@ -312,7 +317,7 @@ def test_window_results_flow_into_later_steps():
     (lambda: sdf().hopping_window(10, 5).sum(), [(1, 7)], [w(0, 10, 1), w(5, 15, 1)]),
     (lambda: sdf().sliding_window(10).sum(), [(1, 5), (2, 8)], [w(0, 5, 1), w(0, 8, 3)]),
     (lambda: sdf().tumbling_count_window(5).sum(), [(1, 5), (2, 8)], [w(5, 8, 3)]),
-    (lambda: sdf().session_window(10).sum(), [(1, 5), (2, 8)], [w(5, 8, 3)]),
+    (lambda: sdf().session_window(10).sum(), [(1, 5), (2, 8)], [w(5, 9, 3)]),
 ])
 def test_closing_quiet_keys_closes_everything_open(build, events, expected):
     """The timer path (used on Spark): windows of a key quiet for close_idle_after close with
@@ -333,9 +338,129 @@ def test_closing_quiet_keys_closes_everything_open(build, events, expected):
     assert out == expected
     tick(10**13 + 5000)
     assert out == expected  # nothing left open
-    if "tumbling_window" in pipeline._stream.node.options["window"].name:
+    if "tumbling_window" in pipeline.stream.node.processor.name:
         push(9, K, 4, None)  # a record for the closed window is late: no second result
         tick(10**13 + 10000)
         assert out == expected
     with pytest.raises(TypeError, match="key"):
         sdf().tumbling_window(10).sum().final(closing_strategy="partition", close_idle_after=5)
+
+
+def run_skipping_errors(pipeline, events):
+    """Like ``run``, but a record whose processing raises gives ``"error"`` (an app skipping it)."""
+    out = []
+    for i, (value, key, ts) in enumerate(events):
+        ctx = MessageContext(key=key, topic="w", partition=0, offset=i, size=0, timestamp=ts, headers=None)
+        try:
+            out.append([(v, k, t) for v, k, t, _ in pipeline.test(value, key=key, timestamp=ts, ctx=ctx)])
+        except TypeError:
+            out.append("error")
+    return out
+
+
+BAD_RECORD_CASES = {
+    "tumbling": (
+        lambda: sdf().tumbling_window(10).sum().final(),
+        [[], [], "error", [], [(w(0, 10, 6), K, 0)]],
+    ),
+    "hopping": (
+        lambda: sdf().hopping_window(10, 5).sum().current(),
+        [[(w(0, 10, 1), K, 0)], [(w(0, 10, 3), K, 0), (w(5, 15, 2), K, 5)], "error",
+         [(w(0, 10, 6), K, 0), (w(5, 15, 5), K, 5)], [(w(5, 15, 9), K, 5), (w(10, 20, 4), K, 10)]],
+    ),
+    "sliding": (
+        lambda: sdf().sliding_window(10).sum().current(),
+        [[(w(0, 1, 1), K, 0)], [(w(0, 6, 3), K, 0)], "error", [(w(0, 7, 6), K, 0)],
+         [(w(1, 11, 10), K, 1)]],
+    ),
+    "tumbling count": (
+        lambda: sdf().tumbling_count_window(2).sum().current(),
+        [[(w(1, 1, 1), K, 1)], [(w(1, 6, 3), K, 1)], "error", [(w(7, 7, 3), K, 7)], [(w(7, 11, 7), K, 7)]],
+    ),
+    "session": (
+        lambda: sdf().session_window(6).sum().current(),
+        [[(w(1, 2, 1), K, 1)], [(w(1, 7, 3), K, 1)], "error", [(w(1, 8, 6), K, 1)], [(w(1, 12, 10), K, 1)]],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_RECORD_CASES))
+def test_a_record_whose_aggregation_raises_leaves_the_windows_as_they_were(name):
+    # the record at 50 fails to aggregate: it must neither open a window nor move event time
+    build, expected = BAD_RECORD_CASES[name]
+    events = [(1, K, 1), (2, K, 6), ("bad", K, 50), (3, K, 7), (4, K, 11)]
+    assert run_skipping_errors(build(), events) == expected
+
+
+@pytest.mark.parametrize("define, expected", [
+    (lambda s: s.tumbling_window(10).sum(), "tumbling_window_10_sum"),
+    (lambda s: s.tumbling_window(10, grace_ms=5, name="w").agg(n=Count()), "w_tumbling_window_10"),
+    (lambda s: s.hopping_window(10, 5).collect(), "hopping_window_10_5_collect"),
+    (lambda s: s.sliding_window(10).mean(), "sliding_window_10_mean"),
+    (lambda s: s.tumbling_count_window(3).count(), "tumbling_count_window_count"),
+    (lambda s: s.hopping_count_window(3, 1, name="q").max(), "q_hopping_count_window_max"),
+    (lambda s: s.sliding_count_window(3).agg(n=Count()), "sliding_count_window"),
+    (lambda s: s.session_window(10).reduce(lambda a, v: a + v, lambda v: v, merger=lambda a, b: a + b),
+     "session_window_10_reduce"),
+])
+def test_window_names_are_the_reference_store_names(define, expected):
+    assert define(sdf()).name == expected
+
+
+def test_two_windows_with_one_store_name_are_refused():
+    from streamspark.state.exceptions import StoreAlreadyRegisteredError
+
+    stream = sdf()
+    stream.tumbling_window(10).sum().final()
+    with pytest.raises(StoreAlreadyRegisteredError, match="provide a unique name via the `name` parameter"):
+        stream.tumbling_window(10, grace_ms=5).sum().current()
+    stream.tumbling_window(10, grace_ms=5, name="late").sum().current()  # another name works
+    stream.tumbling_window(10).count().final()  # another aggregation too
+
+
+def test_session_window_takes_the_reference_parameter_names():
+    pipeline = sdf().session_window(inactivity_gap_ms=timedelta(milliseconds=10), grace_ms=0).count().final()
+    assert run(pipeline, [(1, K, 0), (1, K, 10), (1, K, 40)]) == [[], [], [(w(0, 11, 2), K, 0)]]
+
+
+def test_reduce_accepts_a_merger():
+    window = sdf().session_window(10, grace_ms=10)
+    pipeline = window.reduce(lambda a, v: a + v, lambda v: v, merger=lambda a, b: a + b).current()
+    assert run(pipeline, [(1, K, 0), (2, K, 18), (4, K, 9)]) == [
+        [(w(0, 1, 1), K, 0)], [(w(18, 19, 2), K, 18)], [(w(0, 19, 7), K, 0)]]
+    assert Reduce(lambda a, v: a + v, lambda v: v, lambda a, b: a + b).agg(None, 3, 0) == 3
+
+
+class _Counter(Aggregator):
+    def initialize(self):
+        return 0
+
+    def agg(self, old, new, timestamp):
+        return old + 1
+
+    def result(self, value):
+        return value
+
+
+@pytest.mark.parametrize("define", [
+    lambda s: s.session_window(10).reduce(lambda a, v: a + v, lambda v: v),
+    lambda s: s.session_window(10).agg(n=Count(), r=Reduce(lambda a, v: a + v, lambda v: v)),
+    lambda s: s.session_window(10).agg(custom=_Counter()),
+])
+def test_session_windows_refuse_aggregations_that_cannot_merge(define):
+    with pytest.raises(InvalidOperation, match="do not implement `merge`"):
+        define(sdf())
+
+
+def test_merging_sessions_merges_their_aggregations_in_session_order():
+    class MergingCounter(_Counter):
+        def merge(self, a, b):
+            return a * 100 + b
+
+    pipeline = sdf().session_window(10, grace_ms=20).agg(
+        first=First(), last=Last(), n=MergingCounter(), total=Sum(), values=Collect(),
+    ).final()
+    # 30 and 50 open two sessions; 40 bridges them (first/last follow session order, not arrival)
+    events = [(2, K, 50), (1, K, 30), (3, K, 40), (0, K, 200)]
+    assert run(pipeline, events)[-1] == [(
+        {"first": 1, "last": 2, "n": 201, "total": 6, "values": [1, 3, 2], "start": 30, "end": 51}, K, 30)]
