@@ -91,7 +91,7 @@ class TablePrinter:
             self._columns.extend(c for c in value if c not in self._columns)
         self._rows.append({c: value.get(c, "") for c in self._columns})
         if self.settings.interactive():
-            out = [_CLEAR_SCREEN] + [t.render() for t in self.settings.tables if t._rows]
+            out = [_CLEAR_SCREEN] + [t.render() for t in self.settings.tables if t._rows]  # noqa: SLF001
             print("\n".join(out), file=sys.stdout, flush=True)
             time.sleep(self.settings.live_slowdown)
         elif len(self._rows) >= (self._rows.maxlen or 0) or time.monotonic() - self._start > self.timeout:

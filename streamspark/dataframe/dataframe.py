@@ -509,15 +509,15 @@ class StreamingDataFrame:
         if not isinstance(other, StreamingDataFrame):
             raise TypeError(f"concat() expects a StreamingDataFrame, got {type(other).__name__}")
         self._check_same_application(other)
-        return self._merged(other, self._stream.merge(other._stream))
+        return self._merged(other, self._stream.merge(other._stream))  # noqa: SLF001
 
     def _check_same_application(self, other: "StreamingDataFrame") -> None:
-        if self._registry is not None and other._registry is not None and self._registry is not other._registry:
+        if self._registry is not None and other._registry is not None and self._registry is not other._registry:  # noqa: SLF001
             raise InvalidOperation("Cannot concatenate dataframes of different applications")
 
     def _merged(self, other: "StreamingDataFrame", merged: Stream) -> "StreamingDataFrame":
         """The dataframe of ``merged``, a stream fed by this dataframe's and ``other``'s topics."""
-        sources = {**self._sources, **other._sources}
+        sources = {**self._sources, **other._sources}  # noqa: SLF001
         # one in-process state for the trees now connected (sdf.test)
         states = next((_test_states[r] for r in sources.values() if r in _test_states), None)
         if states is None:
@@ -527,11 +527,11 @@ class StreamingDataFrame:
         merged_sdf = StreamingDataFrame(
             self._topic,
             stream=merged,
-            registry=self._registry if self._registry is not None else other._registry,
-            stream_id="--".join(sorted({self._stream_id, other._stream_id})),
+            registry=self._registry if self._registry is not None else other._registry,  # noqa: SLF001
+            stream_id="--".join(sorted({self._stream_id, other._stream_id})),  # noqa: SLF001
             sources=sources,
         )
-        merged_sdf._topics = self._topics + [t for t in other._topics if all(t is not mine for mine in self._topics)]
+        merged_sdf._topics = self._topics + [t for t in other._topics if all(t is not mine for mine in self._topics)]  # noqa: SLF001
         return merged_sdf
 
     # --- joins -----------------------------------------------------------------------
@@ -694,7 +694,7 @@ class StreamingDataFrame:
         if isinstance(item, StreamingSeries):
             return self._derive(self._stream.add_filter(value_function(item), metadata=True))
         if isinstance(item, StreamingDataFrame):
-            return self._derive(self._stream.add_returning("filter", self._stream.diff(item._stream)))
+            return self._derive(self._stream.add_returning("filter", self._stream.diff(item._stream)))  # noqa: SLF001
         if isinstance(item, list):
             keys = list(item)
             return self._derive(self._stream.add_apply(lambda v: {k: v[k] for k in keys}))
@@ -714,7 +714,7 @@ class StreamingDataFrame:
         [({'n': 2, 'n2': 4}, b'key', 0, None)]
         """
         if isinstance(value, StreamingDataFrame):
-            chain = self._stream.diff(value._stream)
+            chain = self._stream.diff(value._stream)  # noqa: SLF001
 
             def _set_result(v: Any, result: Any) -> None:
                 v[key] = result
@@ -823,9 +823,9 @@ def joined(left: StreamingDataFrame, right: StreamingDataFrame, step: JoinStep) 
     :raises InvalidOperation: the dataframes belong to different applications, one is upstream
         of the other, or a join already uses one of the stores of ``step``.
     """
-    left._check_same_application(right)
+    left._check_same_application(right)  # noqa: SLF001
     stream_id = "--".join(sorted({left.stream_id, right.stream_id}))
-    return left._merged(right, left.stream.join(right.stream, step, stream_id))
+    return left._merged(right, left.stream.join(right.stream, step, stream_id))  # noqa: SLF001
 
 
 def _set_constant(column: Any, constant: Any, value: Any) -> None:

@@ -64,7 +64,7 @@ def _constant(value: Any) -> SeriesFunc:
 
 def value_function(series: "StreamingSeries") -> SeriesFunc:
     """The series' ``f(value, key, timestamp, headers) -> result`` (the result alone)."""
-    return series._func
+    return series._func  # noqa: SLF001
 
 
 class StreamingSeries:
@@ -111,9 +111,9 @@ class StreamingSeries:
         (b'k', b'k', 0, None)
         """
         series = cls.__new__(cls)
-        series._func = func
-        series._name = None
-        series._sdf_id = sdf_id
+        series._func = func  # noqa: SLF001
+        series._name = None  # noqa: SLF001
+        series._sdf_id = sdf_id  # noqa: SLF001
         return series
 
     def evaluate(self, value: Any, key: Any = None, timestamp: int = 0, headers: Headers = None) -> Any:
@@ -151,7 +151,7 @@ class StreamingSeries:
         return StreamingSeries.from_apply_callback(func, self._sdf_id)
 
     def _validate_other_series(self, other: Any) -> None:
-        if isinstance(other, StreamingSeries) and other._sdf_id != self._sdf_id:
+        if isinstance(other, StreamingSeries) and other._sdf_id != self._sdf_id:  # noqa: SLF001
             raise InvalidOperation("All column operations must originate from one `StreamingDataFrame`")
 
     def apply(self, func: Callable[[Any], Any]) -> "StreamingSeries":
@@ -167,7 +167,7 @@ class StreamingSeries:
         self._validate_other_series(other)
         f = self._func
         if isinstance(other, StreamingSeries):
-            g = other._func
+            g = other._func  # noqa: SLF001
 
             def run(v: Any, k: Any, t: int, h: Headers) -> Any:
                 return op(f(v, k, t, h), g(v, k, t, h))
@@ -259,7 +259,7 @@ class StreamingSeries:
     def _logic(self, o: Any, conjunction: bool, reflected: bool = False) -> "StreamingSeries":
         self._validate_other_series(o)
         first = self._func
-        second = o._func if isinstance(o, StreamingSeries) else _constant(o)
+        second = o._func if isinstance(o, StreamingSeries) else _constant(o)  # noqa: SLF001
         if reflected:
             first, second = second, first
         if conjunction:

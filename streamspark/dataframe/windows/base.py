@@ -94,7 +94,7 @@ class Window(abc.ABC):
             state store); it is here for running a window by hand over a store of your own.
         """
         if self._record_processor is None:
-            self._record_processor = self._definition._processor(self._aggregation, self.name, False)
+            self._record_processor = self._definition._processor(self._aggregation, self.name, False)  # noqa: SLF001
         updated, expired = self._record_processor.process(value, key, timestamp_ms, transaction, True)
         return list(updated), list(expired)
 
@@ -116,9 +116,9 @@ class Window(abc.ABC):
     def _apply(self, emit: str, closing_strategy: str, idle_ms: Optional[int] = None) -> "StreamingDataFrame":
         if closing_strategy not in ("key", "partition"):
             raise TypeError('closing_strategy must be "key" or "partition"')
-        processor = self._definition._processor(self._aggregation, self.name, closing_strategy == "partition")
+        processor = self._definition._processor(self._aggregation, self.name, closing_strategy == "partition")  # noqa: SLF001
         processor.idle_ms = idle_ms
-        sdf = self._definition._dataframe
+        sdf = self._definition._dataframe  # noqa: SLF001
         stores = _window_stores.setdefault(sdf.stream.root(), set())
         if (sdf.stream_id, self.name) in stores:
             raise StoreAlreadyRegisteredError(
@@ -126,7 +126,7 @@ class Window(abc.ABC):
                 "to use this window, provide a unique name via the `name` parameter."
             )
         stores.add((sdf.stream_id, self.name))
-        return sdf._derive(sdf._stream.add_window(processor, emit, sdf.stream_id))
+        return sdf._derive(sdf._stream.add_window(processor, emit, sdf.stream_id))  # noqa: SLF001
 
 
 class SingleAggregationWindowMixin:

@@ -449,7 +449,7 @@ def _process_main(payload: bytes, loglevel: Union[int, LogLevel], conn: Connecti
             logger.error("A source could not be loaded in its process: %r", exc)
             _report(conn, exc)
             raise SystemExit(1)
-        process._writer = conn
+        process._writer = conn  # noqa: SLF001
         process.run()
     finally:
         conn.close()

@@ -233,7 +233,7 @@ class SourceStorePartition:
                 for msg in msgs:
                     err = msg.error()
                     if err is not None:
-                        if err.code() == KafkaError._PARTITION_EOF:
+                        if err.code() == KafkaError._PARTITION_EOF:  # noqa: SLF001
                             continue
                         raise StateError(f'Cannot read the changelog of source "{self.name}": {err}')
                     position = (msg.offset() or 0) + 1
