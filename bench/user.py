@@ -407,8 +407,11 @@ def main() -> int:
             if fmt not in sources:
                 sources[fmt] = make_topic(broker.address)
                 options: dict[str, Any] = {"encode": avro_encoder()} if fmt == "avro" else {}
-                if fmt == "timestamped":  # event time = Kafka timestamp, in the last minutes
-                    options.update(ts0=int(time.time() * 1000) - args.messages, timestamped=True)
+                # event time in the last minutes: W3's outputs carry their window's start as
+                # Kafka timestamp, and the broker deletes messages older than its retention
+                options["ts0"] = int(time.time() * 1000) - args.messages
+                if fmt == "timestamped":  # event time = Kafka timestamp
+                    options.update(timestamped=True)
                     configs = make_topic(broker.address)
                     load_configs(broker.address, configs, args.messages, options["ts0"])
                 load(broker.address, sources[fmt], args.messages, **options)

@@ -81,6 +81,7 @@ def source_options(
     request_timeout: float,
     min_records_per_task: int = 20_000,
     parallelism: int = 1,
+    first_records_per_partition: int = 0,
 ) -> dict[str, str]:
     """Options for ``spark.readStream.format(...)`` of a :func:`query_source` class. Options are
     part of the query plan (``explain()``, the Spark UI, event logs): nothing secret goes here.
@@ -88,11 +89,15 @@ def source_options(
     :param parallelism: the cores Spark runs tasks on; a micro-batch with fewer non-empty
         partitions than that splits their offset ranges (in pieces of at least
         ``min_records_per_task``) so that every core gets a task.
+    :param first_records_per_partition: the most records the query's first micro-batch with
+        data takes from a partition (0: ``max_records_per_partition``, like every other batch);
+        a smaller first batch gets the first outputs out sooner when a backlog waits.
     """
     return {
         "topics": json.dumps(topics),
         "auto_offset_reset": auto_offset_reset,
         "max_records_per_partition": str(max_records_per_partition),
+        "first_records_per_partition": str(first_records_per_partition),
         "request_timeout": str(request_timeout),
         "min_records_per_task": str(min_records_per_task),
         "parallelism": str(parallelism),
@@ -134,6 +139,9 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._topics: list[str] = json.loads(options["topics"])
         self._reset = options.get("auto_offset_reset", "latest")
         self._max_per_partition = int(options.get("max_records_per_partition", "100000"))
+        #: the cap of the first micro-batch with data this reader plans (0: no other cap), lifted
+        #: once that batch is planned (see :meth:`latestOffset`)
+        self._first_per_partition = int(options.get("first_records_per_partition", "0"))
         self._timeout = float(options.get("request_timeout", "30"))
         self._min_per_task = int(options.get("min_records_per_task", "20000"))
         self._parallelism = int(options.get("parallelism", "1"))
@@ -218,11 +226,14 @@ class _KafkaStreamReader(DataSourceStreamReader):
         from pyspark.sql.streaming.datasource import ReadMaxRows
 
         cap = self._max_per_partition
+        if self._first_per_partition > 0:
+            cap = min(cap, self._first_per_partition)
         if isinstance(limit, ReadMaxRows):
             cap = min(cap, int(limit.max_rows))
         self._start_call()
         parts = self._partitions()
         end: dict[str, dict[str, int]] = {}
+        has_data = False
         for topic, ps in parts.items():
             known = start.get(topic, {})
             end[topic] = {}
@@ -232,6 +243,11 @@ class _KafkaStreamReader(DataSourceStreamReader):
                 if begin is None:  # a partition added while running: read it from its start
                     begin = low
                 end[topic][str(p)] = max(begin, min(high, begin + cap))
+                has_data = has_data or end[topic][str(p)] > int(begin)
+        if has_data:
+            # the first batch with data is planned (Spark logs its range before running it, and
+            # a restart replays that range): the next ones take max_records_per_partition
+            self._first_per_partition = 0
         return end
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:

@@ -42,7 +42,7 @@ _warmup: Optional[threading.Thread] = None
 
 
 def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, Any]] = None,
-              app_name: str = "streamspark") -> Any:
+              app_name: str = "streamspark", warmup: bool = True) -> Any:
     """Return the process-wide SparkSession, creating it on first use.
 
     A session already running in the process is returned as it is (Spark has one session per
@@ -51,7 +51,9 @@ def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, Any]] = 
     and its settings in Spark's own order of precedence: ``conf`` (the application's
     ``spark_conf``, set in code), then what spark-submit was given (``--conf``), then
     :data:`DEFAULT_SPARK_CONF`. A new session on a local master starts Spark's Python processes
-    in the background (:mod:`._warmup`), so that its first query does not wait for them.
+    in the background (:mod:`._warmup`), so that its first query does not wait for them; not
+    with ``warmup=False``, for a query that starts right away (it starts the same processes
+    itself, and its tasks would queue behind the warm-up's).
     """
     from pyspark.sql import SparkSession
 
@@ -91,7 +93,7 @@ def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, Any]] = 
         py_files_for_streaming_sources(spark)
         if spark.sparkContext.uiWebUrl:
             logger.info("Spark UI: %s", spark.sparkContext.uiWebUrl)
-        if warmup_enabled(master):
+        if warmup and warmup_enabled(master):
             spark.dataSource.register(WarmupSource)
             _warmup = start_warmup(spark, parallelism(spark))
         return spark
