@@ -365,7 +365,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
             for msg in msgs:
                 err = msg.error()
                 if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
+                    if err.code() == KafkaError._PARTITION_EOF:  # noqa: SLF001 (librdkafka's public code name)
                         continue
                     raise KafkaException(err)
                 offset = msg.offset()

@@ -169,7 +169,7 @@ def _dump_into(partial: Path) -> int:
     session = SparkSession.getActiveSession()
     if session is not None:
         session.stop()
-    gateway = SparkContext._gateway
+    gateway = SparkContext._gateway  # noqa: SLF001 (the JVM process has no public handle)
     proc = getattr(gateway, "proc", None)
     if proc is None:
         print("no JVM process to wait for", file=sys.stderr)

@@ -44,7 +44,8 @@ def submitted_conf() -> dict[str, str]:
         return {}
     from pyspark import SparkConf, SparkContext
 
-    SparkContext._ensure_initialized()  # connects to spark-submit's JVM (a SparkConf alone would not)
+    # PySpark has no public call that connects to spark-submit's JVM (a SparkConf alone would not)
+    SparkContext._ensure_initialized()  # noqa: SLF001
     return {str(key): str(value) for key, value in SparkConf().getAll()}
 
 
@@ -59,7 +60,8 @@ def running_session() -> Optional[Any]:
     default one), None if there is none."""
     from pyspark import SparkContext
 
-    if SparkContext._active_spark_context is None:  # no JVM to ask: do not start one
+    # no JVM to ask: do not start one (PySpark has no public check that starts nothing)
+    if SparkContext._active_spark_context is None:  # noqa: SLF001
         return None
     from pyspark.sql import SparkSession
 
