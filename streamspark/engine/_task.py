@@ -113,7 +113,7 @@ class _Emitter:
         #: the exactly-once transaction of this unit, or None (at-least-once)
         self.txn = txn
         self.sinks = sinks  # node id -> started instance
-        self.sink_ids = {id(obj): node_id for node_id, obj in self._plan_sinks(plan)}
+        self.sink_ids = {id(obj): node_id for node_id, obj in _plan_sinks(plan)}
         #: what each sink received since its last flush, to feed it again after backpressure
         self.replay: dict[int, list[Any]] = {node_id: [] for node_id in sinks}
         self.producer: Any
@@ -127,9 +127,6 @@ class _Emitter:
         #: the ``topic_sender`` of each output topic (by object id)
         self._senders: dict[int, Callable[[Any, Any, int, Any], None]] = {}
 
-    @staticmethod
-    def _plan_sinks(plan: PipelinePlan) -> list[tuple[int, BaseSink]]:
-        return [(n.id, n.sink) for n in plan.sink_nodes()]
 
     def _fail(self, exc: BaseException, stage: Stage) -> _Fatal:
         return _Fatal(exc, stage, self.ctx.topic, self.ctx.partition, self.ctx.offset)
@@ -234,9 +231,14 @@ def _collector(plan: PipelinePlan, emitter: _Emitter, out: list[Any], counter: l
     return collect
 
 
+def _plan_sinks(plan: PipelinePlan) -> list[tuple[int, BaseSink]]:
+    """``(node id, sink)`` of every sink node of the plan."""
+    return [(n.id, n.sink) for n in plan.sink_nodes()]
+
+
 def _started_sinks(plan: PipelinePlan) -> dict[int, BaseSink]:
     sinks = {}
-    for ordinal, (node_id, obj) in enumerate(_Emitter._plan_sinks(plan)):
+    for ordinal, (node_id, obj) in enumerate(_plan_sinks(plan)):
         cached = _sinks.get((plan.run_id, node_id))
         if cached is None:
             obj.sink_position = ordinal  # stable across restarts (node ids are process-wide counters)
@@ -308,13 +310,15 @@ class TaskProcessor:
                     for name, root in plan.roots.items()
                 }
         except Exception as exc:  # sink setup, producer creation
-            self._failed(_Fatal(exc, Stage.SETUP, None, None, None))
+            self.abandon(_Fatal(exc, Stage.SETUP, None, None, None))
 
     @property
     def failed(self) -> bool:
         return self.error is not None
 
-    def _failed(self, fatal: _Fatal) -> None:
+    def abandon(self, fatal: _Fatal) -> None:
+        """Give up the task's work after ``fatal``: abort its transaction, drop what its sinks
+        hold, and keep the error for the summary."""
         if self.txn is not None:
             self.txn.abort()
         for sink in self.sinks.values():
@@ -336,7 +340,7 @@ class TaskProcessor:
             self._process(records)
             self._flush_batched()
         except _Fatal as fatal:
-            self._failed(fatal)
+            self.abandon(fatal)
 
     def _flush_batched(self) -> None:
         """Compute the windows that took the whole batch (downstream ones last)."""
@@ -441,7 +445,7 @@ class TaskProcessor:
                              headers, self.group_pushes[node_id])
             self._flush_batched()
         except _Fatal as fatal:
-            self._failed(fatal)
+            self.abandon(fatal)
 
     def run_tickers(self, tickers: list[Any], now_ms: int) -> None:
         """Run the timer callbacks of windows (closing quiet keys); their outputs flow downstream."""
@@ -455,9 +459,9 @@ class TaskProcessor:
             for tick in tickers:
                 tick(now_ms)
         except _Fatal as fatal:
-            self._failed(fatal)
+            self.abandon(fatal)
         except Exception as exc:
-            self._failed(_Fatal(exc, Stage.PROCESSING, None, None, None))
+            self.abandon(_Fatal(exc, Stage.PROCESSING, None, None, None))
 
     def _flush_sink(self, node_id: int, sink: BaseSink) -> None:
         """Flush; after ``SinkBackpressureError`` drop, wait ``retry_after`` and feed the same records again."""
@@ -499,7 +503,7 @@ class TaskProcessor:
                     except Exception as exc:
                         raise _Fatal(exc, Stage.PRODUCER, None, None, None) from exc
             except _Fatal as fatal:
-                self._failed(fatal)
+                self.abandon(fatal)
                 sink_payloads = {}
         return TaskSummary(
             spark_partition=self.spark_partition,
@@ -633,7 +637,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
                 group_state.setTimeoutDuration(plan.idle_ms)
     except Exception as exc:  # the state blob could not be read or written
         if processor is not None:
-            processor._failed(_Fatal(exc, Stage.STATE, None, None, None))
+            processor.abandon(_Fatal(exc, Stage.STATE, None, None, None))
         summary = TaskSummary(spark_partition=_spark_partition(),
                               error=TaskError.of(exc, Stage.STATE, None, None, None))
     yield pd.DataFrame({k: [v] for k, v in summary.as_row().items()})
