@@ -143,8 +143,15 @@ class LatencyProbe:
         while time.monotonic() < end:
             now_ms = time.time() * 1000
             for _ in range(per_tick):
-                v = {"id": i, "sensor": f"sensor-{i % 10000:05d}", "temp": round(rnd.uniform(0, 50), 3),
-                     "hum": 1.0, "site": "plant-north-7", "ts": int(now_ms), "sent_ms": now_ms}
+                v = {
+                    "id": i,
+                    "sensor": f"sensor-{i % 10000:05d}",
+                    "temp": round(rnd.uniform(0, 50), 3),
+                    "hum": 1.0,
+                    "site": "plant-north-7",
+                    "ts": int(now_ms),
+                    "sent_ms": now_ms,
+                }
                 p.produce(self.src, key=v["sensor"].encode(), value=json.dumps(v).encode(), partition=i % 4)
                 i += 1
             p.poll(0)
@@ -157,8 +164,14 @@ class LatencyProbe:
     def _consume(self) -> None:
         from confluent_kafka import Consumer
 
-        c = Consumer({"bootstrap.servers": self.address, "group.id": f"w5-{uuid.uuid4().hex[:6]}",
-                      "auto.offset.reset": "earliest", "fetch.wait.max.ms": 5})
+        c = Consumer(
+            {
+                "bootstrap.servers": self.address,
+                "group.id": f"w5-{uuid.uuid4().hex[:6]}",
+                "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 5,
+            }
+        )
         c.subscribe([self.out])
         measured_from = (self._t0 + self.warmup) * 1000
         while not self._stop.is_set():

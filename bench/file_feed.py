@@ -39,8 +39,13 @@ def write_files(folder: Path, records: int, files: int) -> None:
         with open(folder / f"part-{f:04d}.jsonl", "w") as out:
             for _ in range(per_file):
                 sensor = f"sensor-{rng.randrange(10_000)}"
-                value = {"sensor": sensor, "ts": t0 + n, "temp": round(rng.uniform(-10, 40), 2),
-                         "hum": round(rng.uniform(0, 100), 1), "site": "plant-a"}
+                value = {
+                    "sensor": sensor,
+                    "ts": t0 + n,
+                    "temp": round(rng.uniform(-10, 40), 2),
+                    "hum": round(rng.uniform(0, 100), 1),
+                    "site": "plant-a",
+                }
                 out.write(json.dumps({"_key": sensor, "_value": value, "_timestamp": t0 + n}) + "\n")
                 n += 1
 
@@ -64,16 +69,21 @@ def via_source(address: str, folder: Path, records: int, state_dir: str) -> dict
     from streamspark import Application
     from streamspark.sources.community.file import LocalFileSource
 
-    app = Application(broker_address=address, consumer_group=f"feed-{uuid.uuid4().hex[:6]}",
-                      auto_offset_reset="earliest", state_dir=state_dir)
+    app = Application(
+        broker_address=address, consumer_group=f"feed-{uuid.uuid4().hex[:6]}", auto_offset_reset="earliest", state_dir=state_dir
+    )
     out = app.topic(f"feed-source-out-{uuid.uuid4().hex[:6]}")
     source = LocalFileSource(folder, replay_speed=0, name=f"feed-{uuid.uuid4().hex[:6]}")
     app.dataframe(source=source).apply(add_temp_f).to_topic(out)
     started = time.monotonic()
     app.run(count=records, timeout=600)
     elapsed = time.monotonic() - started
-    return {"path": "source", "records": count_outputs(address, out.name), "seconds": round(elapsed, 2),
-            "records_per_s": round(records / elapsed)}
+    return {
+        "path": "source",
+        "records": count_outputs(address, out.name),
+        "seconds": round(elapsed, 2),
+        "records_per_s": round(records / elapsed),
+    }
 
 
 def via_direct(address: str, folder: Path, records: int, spark: Any) -> dict[str, Any]:
@@ -94,8 +104,9 @@ def via_direct(address: str, folder: Path, records: int, spark: Any) -> dict[str
                 value = add_temp_f(record["_value"])
                 while True:
                     try:
-                        producer.produce(out, key=record["_key"].encode(), value=orjson.dumps(value),
-                                         timestamp=record["_timestamp"])
+                        producer.produce(
+                            out, key=record["_key"].encode(), value=orjson.dumps(value), timestamp=record["_timestamp"]
+                        )
                         break
                     except BufferError:
                         producer.poll(0.05)
@@ -107,8 +118,13 @@ def via_direct(address: str, folder: Path, records: int, spark: Any) -> dict[str
     started = time.monotonic()
     produced = spark.read.text(str(folder)).mapInArrow(produce, "n long").groupBy().sum("n").collect()[0][0]
     elapsed = time.monotonic() - started
-    return {"path": "direct", "records": produced, "in_topic": count_outputs(address, out),
-            "seconds": round(elapsed, 2), "records_per_s": round(records / elapsed)}
+    return {
+        "path": "direct",
+        "records": produced,
+        "in_topic": count_outputs(address, out),
+        "seconds": round(elapsed, 2),
+        "records_per_s": round(records / elapsed),
+    }
 
 
 def main() -> int:
@@ -126,8 +142,10 @@ def main() -> int:
         write_files(folder, args.records, args.files)
         spark = get_spark()
         wait_warmup(120)
-        for row in (via_direct(broker.address, folder, args.records, spark),
-                    via_source(broker.address, folder, args.records, str(Path(tmp) / "state"))):
+        for row in (
+            via_direct(broker.address, folder, args.records, spark),
+            via_source(broker.address, folder, args.records, str(Path(tmp) / "state")),
+        ):
             print(json.dumps(row), flush=True)
     return 0
 

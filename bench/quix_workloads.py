@@ -23,10 +23,15 @@ def count(value, state):
 
 def main() -> None:
     broker, workload, src, out, state_dir = sys.argv[1:6]
-    app = Application(broker_address=broker, consumer_group=f"quix-{uuid.uuid4().hex[:6]}",
-                      auto_offset_reset="earliest", state_dir=state_dir, loglevel="WARNING",
-                      # as bench/run.py's BIG_FETCH: noida-db answers fetches with whole partition tails
-                      consumer_extra_config={"receive.message.max.bytes": 1_000_000_000})
+    app = Application(
+        broker_address=broker,
+        consumer_group=f"quix-{uuid.uuid4().hex[:6]}",
+        auto_offset_reset="earliest",
+        state_dir=state_dir,
+        loglevel="WARNING",
+        # as bench/run.py's BIG_FETCH: noida-db answers fetches with whole partition tails
+        consumer_extra_config={"receive.message.max.bytes": 1_000_000_000},
+    )
     sdf = app.dataframe(app.topic(src, timestamp_extractor=(lambda v, h, t, tt: v["ts"]) if workload == "W3" else None))
     if workload == "W1":
         sdf = sdf[sdf["temp"] > 25]

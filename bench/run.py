@@ -74,8 +74,14 @@ def _json_bytes(value: dict) -> bytes:
     return json.dumps(value).encode()
 
 
-def load(address: str, topic: str, n: int, encode: Callable[[dict], bytes] = _json_bytes,
-         ts0: int = 1_700_000_000_000, timestamped: bool = False) -> None:
+def load(
+    address: str,
+    topic: str,
+    n: int,
+    encode: Callable[[dict], bytes] = _json_bytes,
+    ts0: int = 1_700_000_000_000,
+    timestamped: bool = False,
+) -> None:
     """``n`` sensor readings into ``topic``'s 4 partitions, each value written by ``encode``
     (JSON by default), reading ``i`` with ``ts`` ``ts0 + i``. With ``timestamped`` that is also
     its Kafka timestamp (then ``ts0`` must be recent: the broker deletes messages older than its
@@ -83,12 +89,23 @@ def load(address: str, topic: str, n: int, encode: Callable[[dict], bytes] = _js
     p = Producer({"bootstrap.servers": address, "linger.ms": 50, "batch.num.messages": 10000})
     rnd = random.Random(1)
     for i in range(n):
-        v = {"id": i, "sensor": f"sensor-{i % 10000:05d}", "temp": round(rnd.uniform(0, 50), 3),
-             "hum": round(rnd.uniform(0, 100), 3), "site": "plant-north-7", "ts": ts0 + i}
+        v = {
+            "id": i,
+            "sensor": f"sensor-{i % 10000:05d}",
+            "temp": round(rnd.uniform(0, 50), 3),
+            "hum": round(rnd.uniform(0, 100), 3),
+            "site": "plant-north-7",
+            "ts": ts0 + i,
+        }
         while True:
             try:
-                p.produce(topic, key=v["sensor"].encode(), value=encode(v), partition=i % 4,
-                          **({"timestamp": v["ts"]} if timestamped else {}))
+                p.produce(
+                    topic,
+                    key=v["sensor"].encode(),
+                    value=encode(v),
+                    partition=i % 4,
+                    **({"timestamp": v["ts"]} if timestamped else {}),
+                )
                 break
             except BufferError:
                 p.poll(0.1)
@@ -120,14 +137,29 @@ def transform(v: dict) -> dict:
     return {**v, "tag": "hot"}
 
 
-def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1", poll_timeout: float = 1.0,
-              done: Optional[Callable[[int], bool]] = None, lake_dir: Optional[str] = None) -> float:
+def bare_loop(
+    address: str,
+    src: str,
+    out: str,
+    n: int,
+    workload: str = "W1",
+    poll_timeout: float = 1.0,
+    done: Optional[Callable[[int], bool]] = None,
+    lake_dir: Optional[str] = None,
+) -> float:
     """The bare confluent-kafka loop over ``n`` input messages (or until ``done(seen)``); seconds
     taken. W4 writes under ``lake_dir``."""
     import orjson
 
-    c = Consumer({"bootstrap.servers": address, "group.id": f"bare-{uuid.uuid4().hex[:6]}", "auto.offset.reset": "earliest",
-                  "enable.auto.commit": False, **BIG_FETCH})
+    c = Consumer(
+        {
+            "bootstrap.servers": address,
+            "group.id": f"bare-{uuid.uuid4().hex[:6]}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            **BIG_FETCH,
+        }
+    )
     p = Producer({"bootstrap.servers": address, "linger.ms": 20})
     c.subscribe([src])
     seen = 0
@@ -153,8 +185,7 @@ def bare_loop(address: str, src: str, out: str, n: int, workload: str = "W1", po
                 win = windows.setdefault(k, {})
                 for old in [s for s in win if s + 10_000 <= v["ts"]]:
                     total, cnt = win.pop(old)
-                    p.produce(out, key=k, value=orjson.dumps(
-                        {"avg": total / cnt, "n": cnt, "start": old, "end": old + 10_000}))
+                    p.produce(out, key=k, value=orjson.dumps({"avg": total / cnt, "n": cnt, "start": old, "end": old + 10_000}))
                 total, cnt = win.get(start, (0.0, 0))
                 win[start] = (total + v["temp"], cnt + 1)
             elif workload == "W4":
@@ -215,9 +246,15 @@ def streamspark_run(address: str, src: str, out: str, n: int, state_dir: str, wo
     from streamspark.dataframe.windows import Count, Mean
     from streamspark.sinks.datalake import TSDataLakeSink
 
-    app = Application(broker_address=address, consumer_group=f"ss-{uuid.uuid4().hex[:6]}", auto_offset_reset="earliest",
-                      state_dir=state_dir, loglevel="INFO", max_records_per_partition=250_000,
-                      consumer_extra_config=BIG_FETCH)
+    app = Application(
+        broker_address=address,
+        consumer_group=f"ss-{uuid.uuid4().hex[:6]}",
+        auto_offset_reset="earliest",
+        state_dir=state_dir,
+        loglevel="INFO",
+        max_records_per_partition=250_000,
+        consumer_extra_config=BIG_FETCH,
+    )
     sdf = app.dataframe(app.topic(src, timestamp_extractor=event_time if workload == "W3" else None))
     if workload == "W1":
         sdf = sdf[sdf["temp"] > 25]
@@ -228,8 +265,11 @@ def streamspark_run(address: str, src: str, out: str, n: int, state_dir: str, wo
     elif workload == "W3":
         sdf = sdf.tumbling_window(10_000).agg(avg=Mean("temp"), n=Count()).final()
     if workload == "W4":
-        sdf.sink(TSDataLakeSink(s3_prefix=out, table_name="readings",
-                                hive_columns=["year", "month", "day", "hour"], timestamp_column="ts"))
+        sdf.sink(
+            TSDataLakeSink(
+                s3_prefix=out, table_name="readings", hive_columns=["year", "month", "day", "hour"], timestamp_column="ts"
+            )
+        )
     else:
         sdf.to_topic(app.topic(out))
     started = time.perf_counter()
@@ -248,8 +288,12 @@ def run_w5(address: str, system: str, quix_python: Optional[str], broker_pid: in
     if system == "quixstreams":
         if quix_python is None:
             return None
-        proc = subprocess.Popen([quix_python, str(Path(__file__).with_name("quix_workloads.py")), address, "W1",
-                                 src, out, tempfile.mkdtemp()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [quix_python, str(Path(__file__).with_name("quix_workloads.py")), address, "W1", src, out, tempfile.mkdtemp()],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         probe.start()
         with PeakRSS(proc.pid) as mem:
             proc.communicate()
@@ -261,14 +305,20 @@ def run_w5(address: str, system: str, quix_python: Optional[str], broker_pid: in
         probe.start()
         with PeakRSS(tree=False) as mem:
             # the probe may send fewer than n when its ticks fall behind: stop once all it sent arrived
-            bare_loop(address, src, out, n, "W1", poll_timeout=0.02,
-                      done=lambda seen: probe.done_producing.is_set() and seen >= probe.sent)
+            bare_loop(
+                address,
+                src,
+                out,
+                n,
+                "W1",
+                poll_timeout=0.02,
+                done=lambda seen: probe.done_producing.is_set() and seen >= probe.sent,
+            )
     probe.done_producing.wait()
     stats = probe.stop()
     outputs = count_and_delete(address, out)
     count_and_delete(address, src)  # this run's input: the next system gets a fresh one
-    return {"workload": "W5", "system": system, "seconds": W5_SECONDS, "outputs": outputs,
-            "peak_mb": mem.peak_mb, **stats}
+    return {"workload": "W5", "system": system, "seconds": W5_SECONDS, "outputs": outputs, "peak_mb": mem.peak_mb, **stats}
 
 
 def main() -> int:
@@ -292,8 +342,11 @@ def main() -> int:
         """Keep a result and print it at once (an interrupted run still shows what it measured)."""
         results.append(row)
         if row["workload"] != "W5":
-            print(f"{row['workload']} {row['system']}: {row['seconds']:.2f}s, {row['outputs']} outputs, "
-                  f"peak {row['peak_mb']:.0f} MB", flush=True)
+            print(
+                f"{row['workload']} {row['system']}: {row['seconds']:.2f}s, {row['outputs']} outputs, "
+                f"peak {row['peak_mb']:.0f} MB",
+                flush=True,
+            )
 
     workloads = args.workloads.split(",")
     quix_python = None if args.no_quix else install_quix()
@@ -311,9 +364,13 @@ def main() -> int:
                     row = run_w5(broker.address, system, quix_python, broker_pid)
                     if row is not None:
                         record(row)
-                        print(f"W5 {system}: p50 {row['p50_ms']:.0f} ms, p99 {row['p99_ms']:.0f} ms "
-                              f"({row['measured']} messages measured)", flush=True)
+                        print(
+                            f"W5 {system}: p50 {row['p50_ms']:.0f} ms, p99 {row['p99_ms']:.0f} ms "
+                            f"({row['measured']} messages measured)",
+                            flush=True,
+                        )
                 continue
+
             def new_output(prefix: str) -> str:
                 """Where a system writes: a fresh topic, or for W4 a fresh lake directory."""
                 return make_topic(broker.address) if workload != "W4" else tempfile.mkdtemp(prefix=prefix)
@@ -326,21 +383,46 @@ def main() -> int:
             wait_broker_quiet(broker)
             with PeakRSS(tree=False) as mem:
                 el = bare_loop(broker.address, src, out, args.messages, workload, lake_dir=out)
-            record({"workload": workload, "system": "confluent-kafka loop", "seconds": el, "outputs": outputs_of(out),
-                    "peak_mb": mem.peak_mb})
+            record(
+                {
+                    "workload": workload,
+                    "system": "confluent-kafka loop",
+                    "seconds": el,
+                    "outputs": outputs_of(out),
+                    "peak_mb": mem.peak_mb,
+                }
+            )
             if quix_python is not None:
                 # W4: Quix Streams writes with its Parquet file sink (see quix_workloads.py)
                 out = new_output("bench_quix_lake_")
                 wait_broker_quiet(broker)
-                proc = subprocess.Popen([quix_python, str(Path(__file__).with_name("quix_workloads.py")), broker.address,
-                                         workload, src, out, tempfile.mkdtemp()], stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
+                proc = subprocess.Popen(
+                    [
+                        quix_python,
+                        str(Path(__file__).with_name("quix_workloads.py")),
+                        broker.address,
+                        workload,
+                        src,
+                        out,
+                        tempfile.mkdtemp(),
+                    ],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
                 with PeakRSS(proc.pid) as mem:
                     stdout, stderr = proc.communicate()
                 if proc.returncode == 0:
                     el = json.loads(stdout.strip().splitlines()[-1])["seconds"]
-                    record({"workload": workload, "system": "quixstreams", "seconds": el, "outputs": outputs_of(out),
-                            "peak_mb": mem.peak_mb})
+                    record(
+                        {
+                            "workload": workload,
+                            "system": "quixstreams",
+                            "seconds": el,
+                            "outputs": outputs_of(out),
+                            "peak_mb": mem.peak_mb,
+                        }
+                    )
                 else:
                     print(f"quixstreams {workload} failed: {stderr[-1500:]}", file=sys.stderr)
             get_spark()
@@ -348,17 +430,20 @@ def main() -> int:
             wait_broker_quiet(broker)
             with PeakRSS(exclude=[broker_pid]) as mem:
                 el = streamspark_run(broker.address, src, out, args.messages, tempfile.mkdtemp(), workload)
-            record({"workload": workload, "system": "streamspark", "seconds": el, "outputs": outputs_of(out),
-                    "peak_mb": mem.peak_mb})
+            record(
+                {"workload": workload, "system": "streamspark", "seconds": el, "outputs": outputs_of(out), "peak_mb": mem.peak_mb}
+            )
         from pyspark.sql import SparkSession
 
         SparkSession.getActiveSession().stop()
     for r in results:
-        r["msg_per_s"] = (W5_RATE if r["workload"] == "W5" else args.messages / r["seconds"])
+        r["msg_per_s"] = W5_RATE if r["workload"] == "W5" else args.messages / r["seconds"]
     limits = {r["workload"]: r["msg_per_s"] for r in results if r["system"] == "confluent-kafka loop"}
     quix = {r["workload"]: r["msg_per_s"] for r in results if r["system"] == "quixstreams"}
-    print(f"{'workload':8} {'system':22} {'msg/s':>10} {'vs quix':>8} {'vs limit':>9} {'outputs':>9} {'peak MB':>8}"
-          f" {'p50 ms':>7} {'p99 ms':>7}")
+    print(
+        f"{'workload':8} {'system':22} {'msg/s':>10} {'vs quix':>8} {'vs limit':>9} {'outputs':>9} {'peak MB':>8}"
+        f" {'p50 ms':>7} {'p99 ms':>7}"
+    )
     for r in results:
         r["ratio_to_limit"] = r["msg_per_s"] / limits[r["workload"]] if r["workload"] in limits else None
         r["ratio_to_quix"] = r["msg_per_s"] / quix[r["workload"]] if r["workload"] in quix else None
@@ -366,9 +451,11 @@ def main() -> int:
             r["ratio_to_quix"] = r["ratio_to_limit"] = None
         vs_quix = f"{r['ratio_to_quix']:8.2f}" if r["ratio_to_quix"] is not None else f"{'-':>8}"
         vs_limit = f"{r['ratio_to_limit']:9.2f}" if r["ratio_to_limit"] is not None else f"{'-':>9}"
-        lat = (f" {r['p50_ms']:7.0f} {r['p99_ms']:7.0f}" if "p50_ms" in r else f" {'-':>7} {'-':>7}")
-        print(f"{r['workload']:8} {r['system']:22} {r['msg_per_s']:10.0f} {vs_quix} {vs_limit} {r['outputs']:9d}"
-              f" {r.get('peak_mb', 0):8.0f}{lat}")
+        lat = f" {r['p50_ms']:7.0f} {r['p99_ms']:7.0f}" if "p50_ms" in r else f" {'-':>7} {'-':>7}"
+        print(
+            f"{r['workload']:8} {r['system']:22} {r['msg_per_s']:10.0f} {vs_quix} {vs_limit} {r['outputs']:9d}"
+            f" {r.get('peak_mb', 0):8.0f}{lat}"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -71,15 +71,18 @@ READING: dict[str, Any] = {
     "type": "record",
     "name": "Reading",
     "fields": [
-        {"name": "id", "type": "long"}, {"name": "sensor", "type": "string"},
-        {"name": "temp", "type": "double"}, {"name": "hum", "type": "double"},
-        {"name": "site", "type": "string"}, {"name": "ts", "type": "long"},
+        {"name": "id", "type": "long"},
+        {"name": "sensor", "type": "string"},
+        {"name": "temp", "type": "double"},
+        {"name": "hum", "type": "double"},
+        {"name": "site", "type": "string"},
+        {"name": "ts", "type": "long"},
     ],
 }
 
 #: the program a user writes; ``{library}`` is ``streamspark`` or ``quixstreams``, ``{reading}``
 #: the :data:`READING` schema
-APP = '''\
+APP = """\
 import os
 
 from {library} import Application
@@ -153,7 +156,7 @@ sdf.to_topic(output)
 
 if __name__ == "__main__":
     app.run()
-'''
+"""
 
 
 def avro_encoder() -> Callable[[dict[str, Any]], bytes]:
@@ -196,8 +199,7 @@ def load_configs(address: str, topic: str, readings: int, ts0: int) -> int:
         i = 100 * j + (j // 100) % 25
         sensor = f"sensor-{i % 10000:05d}"
         ts = ts0 + i - 1
-        value = {"sensor": sensor, "version": j, "model": f"model-{j % 13}", "threshold": 20.0 + j % 30,
-                 "ts": ts}
+        value = {"sensor": sensor, "version": j, "model": f"model-{j % 13}", "threshold": 20.0 + j % 30, "ts": ts}
         p.produce(topic, key=sensor.encode(), value=json.dumps(value).encode(), partition=i % 4, timestamp=ts)
         p.poll(0)
     p.flush()
@@ -231,8 +233,16 @@ def write_csv(path: Path, n: int, ts0: int) -> None:
         writer = csv.writer(f)
         writer.writerow(["id", "sensor", "temp", "hum", "site", "ts"])
         for i in range(n):
-            writer.writerow([i, f"sensor-{i % 10000:05d}", round(rnd.uniform(0, 50), 3),
-                             round(rnd.uniform(0, 100), 3), "plant-north-7", ts0 + i])
+            writer.writerow(
+                [
+                    i,
+                    f"sensor-{i % 10000:05d}",
+                    round(rnd.uniform(0, 50), 3),
+                    round(rnd.uniform(0, 100), 3),
+                    "plant-north-7",
+                    ts0 + i,
+                ]
+            )
 
 
 class OutputClock:
@@ -244,9 +254,15 @@ class OutputClock:
         self.arrivals: list[float] = []
         self.values: Optional[list[bytes]] = [] if keep_values else None
         self._stop = threading.Event()
-        self._consumer = Consumer({"bootstrap.servers": address, "group.id": f"clock-{uuid.uuid4().hex[:6]}",
-                                   "auto.offset.reset": "earliest", "fetch.wait.max.ms": 10,
-                                   "receive.message.max.bytes": 1_000_000_000})
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": address,
+                "group.id": f"clock-{uuid.uuid4().hex[:6]}",
+                "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 10,
+                "receive.message.max.bytes": 1_000_000_000,
+            }
+        )
         self._consumer.subscribe([topic])
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -266,8 +282,17 @@ class OutputClock:
         self._thread.join()
 
 
-def run_program(python: str, library: str, workload: str, address: str, src: str, idle: float,
-                limit: float, right: str = "", values: Optional[list[bytes]] = None) -> dict[str, Any]:
+def run_program(
+    python: str,
+    library: str,
+    workload: str,
+    address: str,
+    src: str,
+    idle: float,
+    limit: float,
+    right: str = "",
+    values: Optional[list[bytes]] = None,
+) -> dict[str, Any]:
     """Write the program for ``library``, run it with ``python app.py`` and time its outputs.
 
     ``right`` is the topic of W7's right side; with ``values`` the outputs' values are added to it.
@@ -275,12 +300,18 @@ def run_program(python: str, library: str, workload: str, address: str, src: str
     work = Path(tempfile.mkdtemp(prefix=f"bench-user-{library}-"))
     (work / "app.py").write_text(APP.format(library=library, reading=READING))
     out = make_topic(address)
-    env = {**os.environ, "BENCH_WORKLOAD": workload, "BENCH_BROKER": address, "BENCH_SRC": src,
-           "BENCH_OUT": out, "BENCH_RIGHT": right, "BENCH_GROUP": f"user-{library}-{uuid.uuid4().hex[:6]}"}
+    env = {
+        **os.environ,
+        "BENCH_WORKLOAD": workload,
+        "BENCH_BROKER": address,
+        "BENCH_SRC": src,
+        "BENCH_OUT": out,
+        "BENCH_RIGHT": right,
+        "BENCH_GROUP": f"user-{library}-{uuid.uuid4().hex[:6]}",
+    }
     log = open(work / "app.log", "wb")
     started = time.monotonic()
-    proc = subprocess.Popen([python, "app.py"], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen([python, "app.py"], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     clock = OutputClock(address, out, started, keep_values=values is not None)
     with PeakRSS(proc.pid) as mem:
         while proc.poll() is None and time.monotonic() - started < limit:
@@ -296,16 +327,23 @@ def run_program(python: str, library: str, workload: str, address: str, src: str
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         else:
-            print(f"{workload} {library}: the program exited with {proc.returncode} on its own; "
-                  f"its log is {work / 'app.log'}", file=sys.stderr)
+            print(
+                f"{workload} {library}: the program exited with {proc.returncode} on its own; its log is {work / 'app.log'}",
+                file=sys.stderr,
+            )
     clock.stop()
     log.close()
     arrivals = clock.arrivals
     if values is not None and clock.values is not None:
         values.extend(clock.values)
     count_and_delete(address, out)
-    row: dict[str, Any] = {"workload": workload, "system": library, "outputs": len(arrivals),
-                           "peak_mb": round(mem.peak_mb), "log": str(work / "app.log")}
+    row: dict[str, Any] = {
+        "workload": workload,
+        "system": library,
+        "outputs": len(arrivals),
+        "peak_mb": round(mem.peak_mb),
+        "log": str(work / "app.log"),
+    }
     if workload == "W1-csv":  # the source's topic (its default: source__<name>) goes too
         row["rows_in"] = count_and_delete(address, f"source__{env['BENCH_GROUP']}")
     if not arrivals:
@@ -313,8 +351,7 @@ def run_program(python: str, library: str, workload: str, address: str, src: str
         return row
     lo, hi = arrivals[len(arrivals) // 10], arrivals[min(len(arrivals) - 1, len(arrivals) * 9 // 10)]
     steady = (len(arrivals) * 8 // 10) / (hi - lo) if hi > lo else float("inf")
-    row.update(first_output_s=round(arrivals[0], 2), last_output_s=round(arrivals[-1], 2),
-               steady_out_per_s=round(steady))
+    row.update(first_output_s=round(arrivals[0], 2), last_output_s=round(arrivals[-1], 2), steady_out_per_s=round(steady))
     if row.get("rows_in") and steady != float("inf"):
         row["steady_rows_in_per_s"] = round(steady * row["rows_in"] / len(arrivals))
     return row
@@ -344,9 +381,14 @@ def check_join(outputs: dict[str, list[bytes]], readings: int, examples: int = 5
                 duplicates += 1
             got[value["id"]] = value.get("version")
         wrong = [i for i, v in got.items() if expected.get(i) != v]
-        result[library] = {"outputs": len(values), "readings_out": len(got), "duplicates": duplicates,
-                           "missing": readings - len(got), "wrong_version": len(wrong),
-                           "enriched": sum(v is not None for v in got.values())}
+        result[library] = {
+            "outputs": len(values),
+            "readings_out": len(got),
+            "duplicates": duplicates,
+            "missing": readings - len(got),
+            "wrong_version": len(wrong),
+            "enriched": sum(v is not None for v in got.values()),
+        }
         versions[library] = got
     if len(versions) == 2:
         (a, va), (b, vb) = versions.items()
@@ -419,8 +461,9 @@ def main() -> int:
             for library, python in systems:
                 wait_broker_quiet(broker)
                 values: Optional[list[bytes]] = [] if workload == "W7" else None
-                row = run_program(python, library, workload, broker.address, sources[fmt], args.idle, args.limit,
-                                  right=configs, values=values)
+                row = run_program(
+                    python, library, workload, broker.address, sources[fmt], args.idle, args.limit, right=configs, values=values
+                )
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 if values is not None:
@@ -428,8 +471,14 @@ def main() -> int:
             if outputs:
                 checks[workload] = check_join(outputs, args.messages)
                 print(workload, json.dumps(checks[workload]), flush=True)
-    result = {"mode": "user", "messages": args.messages, "machine": f"{os.cpu_count()} cores",
-              "rows": rows, "ratios": ratios(rows), "checks": checks}
+    result = {
+        "mode": "user",
+        "messages": args.messages,
+        "machine": f"{os.cpu_count()} cores",
+        "rows": rows,
+        "ratios": ratios(rows),
+        "checks": checks,
+    }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     for workload, r in result["ratios"].items():

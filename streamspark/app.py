@@ -137,11 +137,11 @@ class ApplicationConfig(BaseSettings):
 #: parameters of the reference's ``Application`` that have no effect on Spark, and what replaces them
 IGNORED_PARAMETERS: dict[str, str] = {
     "rocksdb_options": "state lives in Spark's state store (RocksDB provider); tune it through spark_conf "
-                       "(spark.sql.streaming.stateStore.rocksdb.*)",
+    "(spark.sql.streaming.stateStore.rocksdb.*)",
     "use_changelog_topics": "state is recovered from the Spark checkpoint under state_dir; there are no changelog topics",
     "quix_portal_api": "Quix Cloud is not supported; pass broker_address",
     "consumer_poll_timeout": "the Kafka source reads whole ranges per micro-batch; pace it with commit_interval "
-                             "and max_records_per_partition",
+    "and max_records_per_partition",
     "producer_poll_timeout": "producers are polled by the engine and flushed at the end of every micro-batch",
     "max_partition_buffer_size": "a micro-batch takes at most max_records_per_partition records of a partition",
 }
@@ -366,8 +366,7 @@ class Application:
             raise ValueError("dataframe() needs a topic or a source")
         if topic.name in self._dataframes:
             raise StreamingDataFrameDuplicate(
-                f'A StreamingDataFrame for topic "{topic.name}" already exists; branch it instead of '
-                "creating another one"
+                f'A StreamingDataFrame for topic "{topic.name}" already exists; branch it instead of creating another one'
             )
         if topic.name not in self._topic_manager.topics:
             self._topic_manager.register(topic)
@@ -475,8 +474,9 @@ class Application:
         existing = self._topic_admin.inspect_topics([name], timeout=self._config.request_timeout)[name]
         if existing is None:
             marker = Topic(name, create_config=TopicConfig(num_partitions=slots, replication_factor=1))
-            self._topic_admin.create_topics([marker], timeout=self._config.request_timeout,
-                                            finalize_timeout=self._config.topic_create_timeout)
+            self._topic_admin.create_topics(
+                [marker], timeout=self._config.request_timeout, finalize_timeout=self._config.topic_create_timeout
+            )
         elif existing.num_partitions < slots:
             from confluent_kafka.admin import NewPartitions
 

@@ -32,15 +32,13 @@ SENSORS = ("sensor-a", "sensor-b", "sensor-c")
 SILENT = "sensor-c"
 
 
-def _produce_readings(address: str, topic: str, silent_after: float, rate: float, stop: threading.Event,
-                      sent: list[int]) -> None:
+def _produce_readings(address: str, topic: str, silent_after: float, rate: float, stop: threading.Event, sent: list[int]) -> None:
     """Each sensor sends ``rate`` readings per second until ``stop``; sensor-c stops after ``silent_after`` s."""
     from confluent_kafka import Producer
 
     # librdkafka's own log lines go to a Python logger (served while the producer polls), so a
     # producer that outlives the broker at exit does not print reconnect errors
-    producer = Producer({"bootstrap.servers": address, "linger.ms": 20},
-                        logger=logging.getLogger("streamspark.demo.sensors"))
+    producer = Producer({"bootstrap.servers": address, "linger.ms": 20}, logger=logging.getLogger("streamspark.demo.sensors"))
     rnd = random.Random(7)
     started = time.monotonic()
     seq = 0
@@ -108,15 +106,21 @@ def main(argv: Optional[list[str]] = None) -> int:
             alerts.append(stream)
             name = stream.decode("utf-8", errors="replace") if isinstance(stream, bytes) else str(stream)
             print(f"  [alert] {name} went silent", flush=True)
-            side_producer.produce(topic=timeouts.name, key=stream, value=json.dumps(
-                {"ts_ms": int(time.time() * 1000), "stream": name, "event": "stream_timeout"}).encode())
+            side_producer.produce(
+                topic=timeouts.name,
+                key=stream,
+                value=json.dumps({"ts_ms": int(time.time() * 1000), "stream": name, "event": "stream_timeout"}).encode(),
+            )
             if name == SILENT:  # the point is made: stop the sensors; the app stops once idle
                 threading.Timer(0.5, stop_producing.set).start()
 
         sink = TSDataLakeSink(
-            s3_prefix=str(lake_root), table_name="sensor_readings",
-            hive_columns=["year", "month", "day", "hour"], timestamp_column="ts_ms",
-            stream_timeout_ms=args.silence_ms, on_stream_timeout=on_stream_timeout,
+            s3_prefix=str(lake_root),
+            table_name="sensor_readings",
+            hive_columns=["year", "month", "day", "hour"],
+            timestamp_column="ts_ms",
+            stream_timeout_ms=args.silence_ms,
+            on_stream_timeout=on_stream_timeout,
         )
         sdf = app.dataframe(readings)
         sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
@@ -133,8 +137,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         give_up = threading.Timer(args.max_seconds, stop_producing.set)
         give_up.daemon = True
         give_up.start()
-        print(f"streamspark demo: running the pipeline on local Spark; {SILENT} goes silent after {args.seconds:.0f}s,"
-              " the sensors stop after its alert and the app 2 s after the last reading", flush=True)
+        print(
+            f"streamspark demo: running the pipeline on local Spark; {SILENT} goes silent after {args.seconds:.0f}s,"
+            " the sensors stop after its alert and the app 2 s after the last reading",
+            flush=True,
+        )
         started = time.monotonic()
         with side_producer:
             app.run(timeout=2)
@@ -159,8 +166,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     in_lake = sum(r[1] for r in rows.fetchall())
     table = sink.catalog.load_table()
     in_catalog = table.scan().to_arrow().num_rows if table is not None else 0
-    print(f"  DuckDB rows: {in_lake}; Iceberg table {sink.catalog.identifier}: {in_catalog} rows "
-          f"in {len(table.metadata.snapshots) if table is not None else 0} snapshot(s) ({sink.catalog.describe()})")
+    print(
+        f"  DuckDB rows: {in_lake}; Iceberg table {sink.catalog.identifier}: {in_catalog} rows "
+        f"in {len(table.metadata.snapshots) if table is not None else 0} snapshot(s) ({sink.catalog.describe()})"
+    )
     print(f"  silence alerts: {[a.decode() if isinstance(a, bytes) else a for a in alerts]}")
     ok = total > 0 and in_lake == total and in_catalog == total and alerts == [SILENT.encode()]
     print("streamspark demo: OK" if ok else "streamspark demo: FAILED (see the numbers above)")

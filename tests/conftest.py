@@ -21,6 +21,7 @@ os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 def pytest_collection_modifyitems(items: list[Any]) -> None:
     """Run the kill -9 harnesses first, longest first: with ``-n 2`` (scripts/test.sh) xdist
     hands them out in turn to both workers and the short tests fill in around them."""
+
     def order(item: Any) -> tuple[bool, float]:
         mark = item.get_closest_marker("harness")
         return (mark is None, -mark.kwargs.get("seconds", 0) if mark is not None else 0)

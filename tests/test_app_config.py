@@ -112,8 +112,7 @@ def test_a_cluster_master_with_a_state_dir_not_declared_shared_fails_at_start(tm
 
     monkeypatch.setattr(masters, "running_session", lambda: None)  # as in a program of its own
     # an address nothing listens on: the run fails before it reaches the broker or starts Spark
-    app = Application("127.0.0.1:1", spark_master="spark://spark-master:7077", state_dir=tmp_path / "state",
-                      loglevel=None)
+    app = Application("127.0.0.1:1", spark_master="spark://spark-master:7077", state_dir=tmp_path / "state", loglevel=None)
     app.dataframe(app.topic("readings"))
     with pytest.raises(StreamsparkException, match="state_dir_shared=True"):
         app.run(timeout=1)

@@ -124,7 +124,10 @@ PACKAGE_EXPORTS: dict[str, tuple[str, ...]] = {
     "quixstreams.sinks.community.file": ("FileSink", "InvalidFormatError", "JSONFormat", "ParquetFormat"),
     "quixstreams.sinks.community.file.formats": ("Format", "JSONFormat", "ParquetFormat", "resolve_format"),
     "quixstreams.sinks.community.file.destinations": (
-        "Destination", "LocalDestination", "S3Destination", "AzureFileDestination",
+        "Destination",
+        "LocalDestination",
+        "S3Destination",
+        "AzureFileDestination",
     ),
 }
 
@@ -152,9 +155,7 @@ class Entry:
         return "streamspark" + self.name[len("quixstreams") :]
 
 
-_ANCHOR = re.compile(
-    r'<a id="(?P<id>[^"]+)"></a>\s*\n\s*(?P<level>#{2,4}) [^\n]*\n(?:\s*```python\n(?P<code>.*?)```)?', re.S
-)
+_ANCHOR = re.compile(r'<a id="(?P<id>[^"]+)"></a>\s*\n\s*(?P<level>#{2,4}) [^\n]*\n(?:\s*```python\n(?P<code>.*?)```)?', re.S)
 
 
 def _parse_signature(code: str) -> ast.FunctionDef | ast.ClassDef:
@@ -365,10 +366,7 @@ def _signature_differences(entry: Entry, owner: Any, attr: str) -> list[str]:
     sig, func = _our_callable(owner, attr, is_init)
     ref_params = _reference_params(entry.node)
     known = {p.name for p in ref_params}
-    ours = [
-        p for p in sig.parameters.values()
-        if p.name in known or p.kind is not _P.KEYWORD_ONLY or p.default is _P.empty
-    ]
+    ours = [p for p in sig.parameters.values() if p.name in known or p.kind is not _P.KEYWORD_ONLY or p.default is _P.empty]
     ref_shape = [(p.name, p.kind) for p in ref_params]
     our_shape = [(p.name, p.kind) for p in ours]
     if ref_shape != our_shape:
@@ -392,7 +390,10 @@ def _signature_differences(entry: Entry, owner: Any, attr: str) -> list[str]:
 
 def _shape(shape: list[tuple[str, inspect._ParameterKind]]) -> str:
     marks: dict[inspect._ParameterKind, str] = {
-        _P.VAR_POSITIONAL: "*", _P.VAR_KEYWORD: "**", _P.KEYWORD_ONLY: "kw:", _P.POSITIONAL_ONLY: "pos:",
+        _P.VAR_POSITIONAL: "*",
+        _P.VAR_KEYWORD: "**",
+        _P.KEYWORD_ONLY: "kw:",
+        _P.POSITIONAL_ONLY: "pos:",
     }
     return ", ".join(marks.get(kind, "") + name for name, kind in shape)
 
@@ -530,7 +531,10 @@ def test_the_parser_reads_every_kind_of_entry() -> None:
     init = next(e for e in reference_entries() if e.name == "quixstreams.sinks.core.csv.CSVSink.__init__")
     assert init.node is not None
     assert [(p.name, _text(p.default) if p.default else None) for p in _reference_params(init.node)] == [
-        ("path", None), ("dialect", "'excel'"), ("key_serializer", "str"), ("value_serializer", "json.dumps"),
+        ("path", None),
+        ("dialect", "'excel'"),
+        ("key_serializer", "str"),
+        ("value_serializer", "json.dumps"),
     ]
 
 

@@ -10,7 +10,10 @@ from pathlib import Path
 def test_demo_runs_end_to_end(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "streamspark.demo", "--seconds", "6", "--output-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=400, cwd=str(Path(__file__).parents[1]),
+        capture_output=True,
+        text=True,
+        timeout=400,
+        cwd=str(Path(__file__).parents[1]),
     )
     text = out.stdout + out.stderr
     assert out.returncode == 0, text[-4000:]

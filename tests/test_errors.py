@@ -144,8 +144,13 @@ def test_rejected_deliveries_reach_on_producer_error_as_the_sent_messages(make_a
 
     def on_error(exc, row, log):
         # runs in a Spark worker: accept only what a rejected delivery of this app looks like
-        return (type(exc).__name__ == "KafkaProducerDeliveryError" and row.topic == out and row.offset is None
-                and json.loads(row.value)["pad"] == pad and row.key == b"k")
+        return (
+            type(exc).__name__ == "KafkaProducerDeliveryError"
+            and row.topic == out
+            and row.offset is None
+            and json.loads(row.value)["pad"] == pad
+            and row.key == b"k"
+        )
 
     app = make_app(consumer_group="delivery-err-2", on_producer_error=on_error)
     app.dataframe(app.topic(src)).to_topic(app.topic(out, key_serializer="str"), key=lambda v: "k")

@@ -16,10 +16,7 @@ import pytest
 import streamspark
 
 _ROOT = Path(streamspark.__file__).parent
-_PACKAGES = sorted(
-    ".".join(("streamspark", *init.parent.relative_to(_ROOT).parts))
-    for init in _ROOT.rglob("__init__.py")
-)
+_PACKAGES = sorted(".".join(("streamspark", *init.parent.relative_to(_ROOT).parts)) for init in _ROOT.rglob("__init__.py"))
 
 
 def _import_first(statement: str) -> subprocess.CompletedProcess[str]:

@@ -2,12 +2,24 @@
 
 from .dataframe import StreamingDataFrame
 from .exceptions import (
-    ColumnDoesNotExist, GroupByDuplicate, GroupByLimitExceeded, GroupByNestingLimit, InvalidColumnReference,
-    InvalidOperation, StreamingDataFrameDuplicate,
+    ColumnDoesNotExist,
+    GroupByDuplicate,
+    GroupByLimitExceeded,
+    GroupByNestingLimit,
+    InvalidColumnReference,
+    InvalidOperation,
+    StreamingDataFrameDuplicate,
 )
 from .series import StreamingSeries
 
 __all__ = (
-    "StreamingDataFrame", "StreamingSeries", "InvalidOperation", "ColumnDoesNotExist", "InvalidColumnReference",
-    "GroupByNestingLimit", "GroupByDuplicate", "GroupByLimitExceeded", "StreamingDataFrameDuplicate",
+    "StreamingDataFrame",
+    "StreamingSeries",
+    "InvalidOperation",
+    "ColumnDoesNotExist",
+    "InvalidColumnReference",
+    "GroupByNestingLimit",
+    "GroupByDuplicate",
+    "GroupByLimitExceeded",
+    "StreamingDataFrameDuplicate",
 )

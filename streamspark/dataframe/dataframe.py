@@ -38,8 +38,12 @@ if TYPE_CHECKING:
     from .joins.join_asof import AsOfJoinHow
     from .joins.join_interval import IntervalJoinHow
     from .windows.definitions import (
-        HoppingCountWindowDefinition, HoppingTimeWindowDefinition, SessionWindowDefinition,
-        SlidingCountWindowDefinition, SlidingTimeWindowDefinition, TumblingCountWindowDefinition,
+        HoppingCountWindowDefinition,
+        HoppingTimeWindowDefinition,
+        SessionWindowDefinition,
+        SlidingCountWindowDefinition,
+        SlidingTimeWindowDefinition,
+        TumblingCountWindowDefinition,
         TumblingTimeWindowDefinition,
     )
 
@@ -103,9 +107,7 @@ class StreamingDataFrame:
         self._registry = registry
         self._stream_id = stream_id or (topic.name if topic is not None else "stream")
         #: the root of each input topic's tree feeding this dataframe (several after ``concat``)
-        self._sources = sources if sources is not None else {
-            topic.name if topic is not None else "test": self._stream.root()
-        }
+        self._sources = sources if sources is not None else {topic.name if topic is not None else "test": self._stream.root()}
         #: the input topics (several after ``concat`` and joins), in the order they joined
         self._topics: list[Topic] = [topic] if topic is not None else []
 
@@ -126,7 +128,8 @@ class StreamingDataFrame:
             _register_store_warned = True
             logger.warning(
                 "StreamingDataFrame.register_store() does nothing: the state of stateful steps and windows "
-                "is kept per key in Spark's state store automatically (store_type=%r is ignored)", store_type,
+                "is kept per key in Spark's state store automatically (store_type=%r is ignored)",
+                store_type,
             )
 
     @property
@@ -156,8 +159,9 @@ class StreamingDataFrame:
         return f"<StreamingDataFrame stream_id={self._stream_id!r} node={self._stream.node!r}>"
 
     def _derive(self, stream: Stream, stream_id: Optional[str] = None) -> "StreamingDataFrame":
-        derived = StreamingDataFrame(self._topic, stream=stream, registry=self._registry,
-                                     stream_id=stream_id or self._stream_id, sources=self._sources)
+        derived = StreamingDataFrame(
+            self._topic, stream=stream, registry=self._registry, stream_id=stream_id or self._stream_id, sources=self._sources
+        )
         derived._topics = self._topics
         return derived
 
@@ -198,9 +202,7 @@ class StreamingDataFrame:
         >>> sdf.update(lambda v: v.append(2)).test([1])
         [([1, 2], b'key', 0, None)]
         """
-        return self._in_place(
-            self._stream.add(UpdateNode(func, metadata=metadata, stream_id=self._state_scope(stateful)))
-        )
+        return self._in_place(self._stream.add(UpdateNode(func, metadata=metadata, stream_id=self._state_scope(stateful))))
 
     def filter(self, func: Callable[..., Any], *, stateful: bool = False, metadata: bool = False) -> "StreamingDataFrame":
         """Keep records for which ``func`` returns a truthy value.
@@ -209,9 +211,7 @@ class StreamingDataFrame:
         >>> StreamingDataFrame(Topic("t")).filter(lambda v: v > 1).test(1)
         []
         """
-        return self._derive(
-            self._stream.add(FilterNode(func, metadata=metadata, stream_id=self._state_scope(stateful)))
-        )
+        return self._derive(self._stream.add(FilterNode(func, metadata=metadata, stream_id=self._state_scope(stateful))))
 
     def contains(self, keys: Union[str, List[str]]) -> StreamingSeries:
         """A series that is True when **all** ``keys`` are present in the value."""
@@ -301,9 +301,7 @@ class StreamingDataFrame:
         >>> _ = StreamingDataFrame(Topic("t")).print(pretty=False).test(1)
         {'value': 1}
         """
-        show: Callable[[Any], str] = (
-            functools.partial(pprint.pformat, indent=2, sort_dicts=False) if pretty else str
-        )
+        show: Callable[[Any], str] = functools.partial(pprint.pformat, indent=2, sort_dicts=False) if pretty else str
 
         def _print(v: Any, k: Any, t: int, h: Headers) -> None:
             shown = {"value": v, "key": k, "timestamp": t, "headers": h} if metadata else {"value": v}
@@ -343,10 +341,16 @@ class StreamingDataFrame:
             if metadata:
                 columns = ["_key", "_timestamp", *columns]
             elif not columns:
-                warnings.warn(f"`columns` is an empty list and `metadata` is False. Table `{title}` will be empty.",
-                              stacklevel=2)
-        printer = TablePrinter(size=size, title=title, metadata=metadata, timeout=timeout, columns=columns,
-                               column_widths=column_widths, settings=settings)
+                warnings.warn(f"`columns` is an empty list and `metadata` is False. Table `{title}` will be empty.", stacklevel=2)
+        printer = TablePrinter(
+            size=size,
+            title=title,
+            metadata=metadata,
+            timeout=timeout,
+            columns=columns,
+            column_widths=column_widths,
+            settings=settings,
+        )
         return self._in_place(self._stream.add_update(printer.add, metadata=True))
 
     # --- windows -----------------------------------------------------------------------
@@ -616,7 +620,11 @@ class StreamingDataFrame:
         from .joins.join_interval import IntervalJoin
 
         return IntervalJoin(
-            how=how, on_merge=on_merge, grace_ms=grace_ms, store_name=name, backward_ms=backward_ms,
+            how=how,
+            on_merge=on_merge,
+            grace_ms=grace_ms,
+            store_name=name,
+            backward_ms=backward_ms,
             forward_ms=forward_ms,
         ).join(self, right)
 
@@ -795,8 +803,15 @@ class StreamingDataFrame:
             root = next(iter(self._sources.values()))
         if ctx is None:
             source = topic or self._topic
-            ctx = MessageContext(key=key, topic=source.name if source is not None else "test",
-                                 partition=0, offset=0, size=0, timestamp=timestamp, headers=headers)
+            ctx = MessageContext(
+                key=key,
+                topic=source.name if source is not None else "test",
+                partition=0,
+                offset=0,
+                size=0,
+                timestamp=timestamp,
+                headers=headers,
+            )
         result: list[Any] = []
         emitter = _TestEmitter()
         states = _test_states.get(root)

@@ -39,8 +39,7 @@ def _column_getter(name: Any) -> SeriesFunc:
             raise ColumnDoesNotExist(f"Column '{name}' does not exist in the message value")
         except TypeError:
             raise InvalidColumnReference(
-                f"Cannot access column '{name}'; column referencing expects message value type 'dict', "
-                f"not '{type(v).__name__}'"
+                f"Cannot access column '{name}'; column referencing expects message value type 'dict', not '{type(v).__name__}'"
             )
 
     return get

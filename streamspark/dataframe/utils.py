@@ -22,6 +22,4 @@ def ensure_milliseconds(delta: Union[int, timedelta]) -> int:
         return round(delta.total_seconds() * 1000)
     if isinstance(delta, int) and not isinstance(delta, bool):
         return delta
-    raise TypeError(
-        f'Timedelta must be either "int" representing milliseconds or "datetime.timedelta", got "{type(delta)}"'
-    )
+    raise TypeError(f'Timedelta must be either "int" representing milliseconds or "datetime.timedelta", got "{type(delta)}"')

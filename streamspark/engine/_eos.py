@@ -39,7 +39,9 @@ def marker_slots(buckets: int, input_partitions: int) -> int:
 class EosConfig:
     """What the workers need for exactly-once (picklable)."""
 
-    def __init__(self, consumer_group: str, marker_topic: str, buckets: int, slots: int, transaction_timeout_ms: int = 300_000) -> None:
+    def __init__(
+        self, consumer_group: str, marker_topic: str, buckets: int, slots: int, transaction_timeout_ms: int = 300_000
+    ) -> None:
         self.consumer_group = consumer_group
         self.marker_group = f"{consumer_group}--eos"
         self.marker_topic = marker_topic

@@ -57,17 +57,14 @@ class PipelinePlan:
                     "without one: group_by() both dataframes (or neither) before merging them"
                 )
         if self.by_partition:
-            raise InvalidTopology(
-                'closing_strategy="partition" after a group_by() is not supported yet: use "key"'
-            )
+            raise InvalidTopology('closing_strategy="partition" after a group_by() is not supported yet: use "key"')
         for root in self.roots.values():
             stack = [(root, False)]
             while stack:
                 node, below_group = stack.pop()
                 if isinstance(node, GroupByNode) and below_group:
                     raise InvalidTopology(
-                        "A group_by() after another group_by() needs a second shuffle, which streamspark "
-                        "does not support yet"
+                        "A group_by() after another group_by() needs a second shuffle, which streamspark does not support yet"
                     )
                 if node.stateful and not below_group:
                     raise InvalidTopology(
@@ -93,8 +90,7 @@ class PipelinePlan:
         for node in self.nodes():
             if not node.stateful:
                 continue
-            topics = [self.topics[names[id(root)]] for root in sources_of(node, through_group_by=False)
-                      if id(root) in names]
+            topics = [self.topics[names[id(root)]] for root in sources_of(node, through_group_by=False) if id(root) in names]
             counts = {}
             for topic in topics:
                 try:
@@ -118,8 +114,10 @@ class PipelinePlan:
     @property
     def by_partition(self) -> bool:
         """True when a window closes by partition: state is then bucketed by Kafka partition, not by key."""
-        return any(getattr(window.processor, "clock", None) is not None and window.processor.clock.by_partition
-                   for window in self.window_nodes())
+        return any(
+            getattr(window.processor, "clock", None) is not None and window.processor.clock.by_partition
+            for window in self.window_nodes()
+        )
 
     @property
     def idle_ms(self) -> Optional[int]:

@@ -75,7 +75,9 @@ def _raw_json_sinks(plan: PipelinePlan, sinks: dict[int, BaseSink]) -> dict[str,
 class _Fatal(Exception):
     """An unhandled error with where it happened."""
 
-    def __init__(self, exc: BaseException, stage: Stage, topic: Optional[str], partition: Optional[int], offset: Optional[int]) -> None:
+    def __init__(
+        self, exc: BaseException, stage: Stage, topic: Optional[str], partition: Optional[int], offset: Optional[int]
+    ) -> None:
         super().__init__(str(exc))
         self.exc = exc
         self.stage = stage
@@ -84,8 +86,15 @@ class _Fatal(Exception):
         self.offset = offset
 
 
-def _skip(callback: Callable[..., bool], exc: BaseException, row: Any, stage: Stage, topic: Optional[str],
-          partition: Optional[int], offset: Optional[int]) -> bool:
+def _skip(
+    callback: Callable[..., bool],
+    exc: BaseException,
+    row: Any,
+    stage: Stage,
+    topic: Optional[str],
+    partition: Optional[int],
+    offset: Optional[int],
+) -> bool:
     """Ask an error callback whether to skip ``row``; an exception raised by the callback itself
     stops the task like the error it was asked about (its exception is the cause)."""
     try:
@@ -127,7 +136,6 @@ class _Emitter:
         #: the ``topic_sender`` of each output topic (by object id)
         self._senders: dict[int, Callable[[Any, Any, int, Any], None]] = {}
 
-
     def _fail(self, exc: BaseException, stage: Stage) -> _Fatal:
         return _Fatal(exc, stage, self.ctx.topic, self.ctx.partition, self.ctx.offset)
 
@@ -161,8 +169,9 @@ class _Emitter:
                 skey, svalue, out_headers = serialize(key, value, headers)
             except Exception as exc:
                 ctx = self.ctx
-                if not _skip(on_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PRODUCER,
-                             ctx.topic, ctx.partition, ctx.offset):
+                if not _skip(
+                    on_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PRODUCER, ctx.topic, ctx.partition, ctx.offset
+                ):
                     raise self._fail(exc, Stage.PRODUCER) from exc
                 return
             timestamp = timestamp or 0  # 0 (also for None): the producer stamps the message
@@ -184,8 +193,17 @@ class _Emitter:
         ctx = self.ctx
         try:
             bucket = bucket_of_key(scope_key(key), self.buckets)
-            row = (bucket, node.id, pickle.dumps(key), pickle.dumps(value), timestamp,
-                   pickle.dumps(headers) if headers else None, ctx.topic, ctx.partition, ctx.offset)
+            row = (
+                bucket,
+                node.id,
+                pickle.dumps(key),
+                pickle.dumps(value),
+                timestamp,
+                pickle.dumps(headers) if headers else None,
+                ctx.topic,
+                ctx.partition,
+                ctx.offset,
+            )
         except Exception as exc:
             raise self._fail(exc, Stage.GROUP_BY) from exc
         self.grouped.append(row)
@@ -297,16 +315,16 @@ class TaskProcessor:
             leaf = _collector(plan, self.emitter, self.collected, self.counter)
             if stage == "post":
                 self.group_pushes = {
-                    node.id: compose(node, collect=leaf, emitter=self.emitter, states=states, below=True,
-                                     batched=self.batched)
+                    node.id: compose(node, collect=leaf, emitter=self.emitter, states=states, below=True, batched=self.batched)
                     for node in plan.group_nodes
                 }
             else:
                 if stage == "all":
                     self.raw_sinks = _raw_json_sinks(plan, self.sinks)
                 self.pushes = {
-                    name: compose(root, collect=leaf, emitter=self.emitter, states=states, split_groups=stage == "pre",
-                                  batched=self.batched)
+                    name: compose(
+                        root, collect=leaf, emitter=self.emitter, states=states, split_groups=stage == "pre", batched=self.batched
+                    )
                     for name, root in plan.roots.items()
                 }
         except Exception as exc:  # sink setup, producer creation
@@ -362,8 +380,15 @@ class TaskProcessor:
         except _Fatal:
             raise
         except Exception as exc:
-            if not _skip(self.plan.on_processing_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PROCESSING,
-                         ctx.topic, ctx.partition, ctx.offset):
+            if not _skip(
+                self.plan.on_processing_error,
+                exc,
+                Row(value, key, timestamp, ctx, headers),
+                Stage.PROCESSING,
+                ctx.topic,
+                ctx.partition,
+                ctx.offset,
+            ):
                 raise _Fatal(exc, Stage.PROCESSING, ctx.topic, ctx.partition, ctx.offset) from exc
             self.skipped += 1
 
@@ -415,10 +440,7 @@ class TaskProcessor:
                     deserialize = plan.topics[tname].record_deserializer()
                     push = self.pushes[tname]
                 # pickled when the records crossed the JVM, a list when read in this process (fused)
-                headers = (
-                    (pickle.loads(raw_headers) if raw_headers.__class__ is bytes else raw_headers)
-                    if raw_headers else None
-                )
+                headers = (pickle.loads(raw_headers) if raw_headers.__class__ is bytes else raw_headers) if raw_headers else None
                 try:
                     rows = deserialize(value, key, headers, stamp, stamp_type)
                 except Exception as exc:
@@ -441,8 +463,14 @@ class TaskProcessor:
             return
         try:
             for node_id, key, value, timestamp, headers, tname, part, offset in rows:
-                self._replay(MessageContext(tname, part, offset, 0, None, key, timestamp, headers), value, key, timestamp,
-                             headers, self.group_pushes[node_id])
+                self._replay(
+                    MessageContext(tname, part, offset, 0, None, key, timestamp, headers),
+                    value,
+                    key,
+                    timestamp,
+                    headers,
+                    self.group_pushes[node_id],
+                )
             self._flush_batched()
         except _Fatal as fatal:
             self.abandon(fatal)
@@ -473,8 +501,12 @@ class TaskProcessor:
                 break
             except SinkBackpressureError as exc:
                 sink.on_paused()
-                logger.info("Sink %s asked for backpressure: retrying %d record(s) in %.1fs",
-                            type(sink).__name__, len(records), exc.retry_after)
+                logger.info(
+                    "Sink %s asked for backpressure: retrying %d record(s) in %.1fs",
+                    type(sink).__name__,
+                    len(records),
+                    exc.retry_after,
+                )
                 time.sleep(max(exc.retry_after, 0.0))
                 for args in records:
                     if args.__class__ is _RawRecords:
@@ -605,9 +637,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
         blob = group_state.get[0] if group_state.exists else None
         store = KeyedStateStore.loads(blob, buckets)
         store.tickers = []  # windows closing quiet keys register here while compiling
-        processor = TaskProcessor(
-            plan, _spark_partition(), states=store, stage="post" if grouped else "all", bucket=int(key[0])
-        )
+        processor = TaskProcessor(plan, _spark_partition(), states=store, stage="post" if grouped else "all", bucket=int(key[0]))
         if frame is not None and len(frame):
             frame = frame.sort_values(["partition", "offset"], kind="stable")
             # records of several topics meeting in a merge or join run in timestamp order
@@ -617,14 +647,21 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
                 rows = [
                     (node_id, pickle.loads(k), pickle.loads(v), ts, pickle.loads(h) if h is not None else None, t, p, o)
                     for node_id, k, v, ts, h, t, p, o in zip(
-                        frame["group_node"], frame["gkey"], frame["gvalue"], frame["timestamp"], frame["gheaders"],
-                        frame["topic"], frame["partition"], frame["offset"],
+                        frame["group_node"],
+                        frame["gkey"],
+                        frame["gvalue"],
+                        frame["timestamp"],
+                        frame["gheaders"],
+                        frame["topic"],
+                        frame["partition"],
+                        frame["offset"],
                     )
                 ]
                 processor.process_grouped(rows if ranks is None else in_time_order(rows, ranks, 5, 6, 7, 3))
             else:
                 records: Iterable[tuple[Any, ...]] = (
-                    _unpacked(frame["records"].tolist()) if "records" in frame.columns
+                    _unpacked(frame["records"].tolist())
+                    if "records" in frame.columns
                     else source_records({name: frame[name].tolist() for name in SOURCE_COLUMNS})
                 )
                 processor.process(records if ranks is None else in_time_order(records, ranks))
@@ -638,8 +675,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
     except Exception as exc:  # the state blob could not be read or written
         if processor is not None:
             processor.abandon(_Fatal(exc, Stage.STATE, None, None, None))
-        summary = TaskSummary(spark_partition=_spark_partition(),
-                              error=TaskError.of(exc, Stage.STATE, None, None, None))
+        summary = TaskSummary(spark_partition=_spark_partition(), error=TaskError.of(exc, Stage.STATE, None, None, None))
     yield pd.DataFrame({k: [v] for k, v in summary.as_row().items()})
 
 
@@ -682,9 +718,12 @@ def run_pre_shuffle(batches: Iterator[pa.RecordBatch], plan: PipelinePlan, bucke
     summary = processor.finish()
     rows = processor.emitter.grouped if processor.emitter is not None and summary.error is None else []
     for start in range(0, len(rows), 10_000):
-        chunk = rows[start:start + 10_000]
+        chunk = rows[start : start + 10_000]
         columns = list(zip(*chunk))
-        yield pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, _GROUPED_ARROW)] + [pa.nulls(len(chunk), pa.binary())], schema=_GROUPED_ARROW)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(c, type=f.type) for c, f in zip(columns, _GROUPED_ARROW)] + [pa.nulls(len(chunk), pa.binary())],
+            schema=_GROUPED_ARROW,
+        )
     yield pa.RecordBatch.from_pydict(
         {f.name: [None] for f in _GROUPED_ARROW} | {"_bucket": [_SUMMARY_BUCKET], "summary": [pickle.dumps(summary)]},
         schema=_GROUPED_ARROW,
@@ -712,6 +751,13 @@ def _flush_producer(emitter: _Emitter, plan: PipelinePlan) -> None:
         timestamp = msg.timestamp()[1]
         exc = KafkaProducerDeliveryError(err, msg.topic(), msg.partition(), key)
         ctx = MessageContext(msg.topic(), msg.partition(), None, len(value or b""), None, key, timestamp, headers)
-        if not _skip(plan.on_producer_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PRODUCER,
-                     msg.topic(), msg.partition(), None):
+        if not _skip(
+            plan.on_producer_error,
+            exc,
+            Row(value, key, timestamp, ctx, headers),
+            Stage.PRODUCER,
+            msg.topic(),
+            msg.partition(),
+            None,
+        ):
             raise _Fatal(exc, Stage.PRODUCER, msg.topic(), msg.partition(), None)

@@ -93,8 +93,9 @@ def start_warmup(spark: Any, tasks: int) -> threading.Thread:
         started = time.monotonic()
         try:
             rows = spark.read.format(WARMUP_SOURCE).option("tasks", str(tasks)).load().collect()
-            logger.debug("Spark's Python workers started in %.1fs (pids %s)", time.monotonic() - started,
-                         sorted({r["pid"] for r in rows}))
+            logger.debug(
+                "Spark's Python workers started in %.1fs (pids %s)", time.monotonic() - started, sorted({r["pid"] for r in rows})
+            )
         except Exception as exc:  # e.g. the session was stopped meanwhile
             logger.debug("Warming Spark's Python workers up failed: %s", exc)
 

@@ -111,7 +111,9 @@ def build_archive(path: Optional[Path] = None, *, force: bool = False, timeout: 
     try:
         child = subprocess.run(
             [sys.executable, "-m", "streamspark.engine.jvm_archive", "--dump-into", str(partial)],
-            capture_output=True, text=True, timeout=timeout,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
             env={**os.environ, "STREAMSPARK_JVM_ARCHIVE": "0"},
         )
         if child.returncode != 0 or not partial.is_file() or partial.stat().st_size == 0:
@@ -139,16 +141,24 @@ def _warm_up(spark_conf: dict[str, str]) -> None:
         return {**value, "n": n}
 
     with EmbeddedBroker() as broker, tempfile.TemporaryDirectory() as state_dir:
+
         def app(group: str) -> Application:
-            return Application(broker_address=broker.address, consumer_group=group, auto_offset_reset="earliest",
-                               state_dir=state_dir, spark_conf=spark_conf, loglevel="WARNING")
+            return Application(
+                broker_address=broker.address,
+                consumer_group=group,
+                auto_offset_reset="earliest",
+                state_dir=state_dir,
+                spark_conf=spark_conf,
+                loglevel="WARNING",
+            )
 
         plain_app = app("jvm-archive-plain")
         source, output = plain_app.topic("readings"), plain_app.topic("outputs")
         with plain_app.get_producer() as producer:
             for i in range(200):
-                producer.produce(source.name, key=f"k{i % 7}",
-                                 value=f'{{"i": {i}, "temp": {i % 40}, "ts": {1_700_000_000_000 + i * 100}}}')
+                producer.produce(
+                    source.name, key=f"k{i % 7}", value=f'{{"i": {i}, "temp": {i % 40}, "ts": {1_700_000_000_000 + i * 100}}}'
+                )
         plain = plain_app.dataframe(source)
         plain = plain[plain["temp"] > 5]
         plain["f"] = plain["temp"] * 9 / 5 + 32

@@ -72,8 +72,9 @@ class LagMonitor:
             for topic, parts in end.items():
                 lag[topic] = {}
                 for partition, offset in sorted(parts.items()):
-                    _, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition),
-                                                                  timeout=self.timeout, cached=False)
+                    _, high = self.consumer.get_watermark_offsets(
+                        TopicPartition(topic, partition), timeout=self.timeout, cached=False
+                    )
                     lag[topic][partition] = max(0, high - offset)
         except KafkaException as exc:
             logger.debug("consumer lag not available: %s", exc)
@@ -91,8 +92,13 @@ class LagMonitor:
         if self._consumer is None:
             from confluent_kafka import Consumer
 
-            self._consumer = Consumer({**self.kafka_config, "enable.auto.commit": False,
-                                       "group.id": self.kafka_config.get("group.id", "streamspark-lag")})
+            self._consumer = Consumer(
+                {
+                    **self.kafka_config,
+                    "enable.auto.commit": False,
+                    "group.id": self.kafka_config.get("group.id", "streamspark-lag"),
+                }
+            )
         return self._consumer
 
     def close(self) -> None:

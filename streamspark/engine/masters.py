@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 __all__ = (
-    "is_local_master", "default_master", "submitted_conf", "running_session", "check_state_dir", "SHARED_STATE_ENV",
+    "is_local_master",
+    "default_master",
+    "submitted_conf",
+    "running_session",
+    "check_state_dir",
+    "SHARED_STATE_ENV",
 )
 
 logger = logging.getLogger(__name__)
@@ -93,8 +98,9 @@ def check_state_dir(master: str, checkpoint_dir: Path, shared: bool) -> None:
     from ..exceptions import StreamsparkException
 
     where = str(checkpoint_dir.absolute())
-    relative = "" if checkpoint_dir.is_absolute() else (
-        " (state_dir is relative: resolved against the driver's working directory)")
+    relative = (
+        "" if checkpoint_dir.is_absolute() else (" (state_dir is relative: resolved against the driver's working directory)")
+    )
     raise StreamsparkException(
         f"The checkpoint {where} is on the driver's own disk{relative}, but spark_master={master!r} runs the "
         "executors on other machines, and they write the state store under it too. On a cluster, state_dir must "

@@ -15,7 +15,11 @@ from .jvm_archive import java_options
 from .masters import default_master, is_local_master, running_session, submitted_conf
 
 __all__ = (
-    "get_spark", "wait_warmup", "parallelism", "refuse_spark_connect", "py_files_for_streaming_sources",
+    "get_spark",
+    "wait_warmup",
+    "parallelism",
+    "refuse_spark_connect",
+    "py_files_for_streaming_sources",
     "DEFAULT_SPARK_CONF",
 )
 
@@ -29,9 +33,7 @@ DEFAULT_SPARK_CONF: dict[str, str] = {
     "spark.sql.shuffle.partitions": "4",
     "spark.sql.streaming.pollingDelay": "50ms",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.sql.streaming.stateStore.providerClass": (
-        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-    ),
+    "spark.sql.streaming.stateStore.providerClass": ("org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"),
     "spark.python.worker.reuse": "true",
     "spark.driver.memory": "2g",
 }
@@ -41,8 +43,9 @@ _lock = threading.Lock()
 _warmup: Optional[threading.Thread] = None
 
 
-def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, Any]] = None,
-              app_name: str = "streamspark", warmup: bool = True) -> Any:
+def get_spark(
+    master: Optional[str] = None, conf: Optional[Mapping[str, Any]] = None, app_name: str = "streamspark", warmup: bool = True
+) -> Any:
     """Return the process-wide SparkSession, creating it on first use.
 
     A session already running in the process is returned as it is (Spark has one session per
@@ -65,8 +68,9 @@ def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, Any]] = 
         if active is not None:
             running = active.sparkContext.master
             if is_local_master(running) != is_local_master(master):
-                logger.warning("Spark already runs in this process with master %s: spark_master=%s has no effect",
-                               running, master)
+                logger.warning(
+                    "Spark already runs in this process with master %s: spark_master=%s has no effect", running, master
+                )
             return active
         submitted = submitted_conf()
         user = dict(conf or {})
@@ -117,8 +121,11 @@ def py_files_for_streaming_sources(spark: Any) -> list[str]:
     """
     from pyspark import SparkFiles
 
-    names = [os.path.basename(path) for path in
-             str(spark.sparkContext.getConf().get("spark.submit.pyFiles", "") or "").split(",") if path]
+    names = [
+        os.path.basename(path)
+        for path in str(spark.sparkContext.getConf().get("spark.submit.pyFiles", "") or "").split(",")
+        if path
+    ]
     if not names:
         return []
     root = SparkFiles.getRootDirectory()

@@ -56,8 +56,9 @@ class TaskError:
     exception: Optional[bytes] = None
 
     @classmethod
-    def of(cls, exc: BaseException, stage: Stage, topic: Optional[str], partition: Optional[int],
-           offset: Optional[int]) -> "TaskError":
+    def of(
+        cls, exc: BaseException, stage: Stage, topic: Optional[str], partition: Optional[int], offset: Optional[int]
+    ) -> "TaskError":
         """Describe ``exc``; the exception itself travels along only if it survives pickling."""
         pickled: Optional[bytes]
         try:
@@ -65,8 +66,16 @@ class TaskError:
             pickle.loads(pickled)  # only ship what the driver can rebuild
         except Exception:
             pickled = None
-        return cls(Stage(stage), topic, partition, offset, type(exc).__name__, str(exc),
-                   "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)), pickled)
+        return cls(
+            Stage(stage),
+            topic,
+            partition,
+            offset,
+            type(exc).__name__,
+            str(exc),
+            "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+            pickled,
+        )
 
     def cause(self) -> Optional[BaseException]:
         """The original exception, rebuilt (None if it could not travel)."""

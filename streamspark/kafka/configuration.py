@@ -34,9 +34,7 @@ class ConnectionConfig(BaseModel):
 
     bootstrap_servers: str
     security_protocol: Optional[Literal["plaintext", "ssl", "sasl_plaintext", "sasl_ssl"]] = None
-    sasl_mechanism: Optional[
-        Literal["GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
-    ] = None
+    sasl_mechanism: Optional[Literal["GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]] = None
     sasl_username: Optional[str] = None
     sasl_password: Optional[SecretStr] = None
     sasl_oauthbearer_config: Optional[str] = None

@@ -127,9 +127,18 @@ class Producer:
         free it and tries again, ``buffer_error_max_tries`` times (0: no retry).
         """
         self._producer.poll(0)
-        produce_retrying(self._producer, topic, value=value, key=key, headers=headers, partition=partition,
-                         timestamp=timestamp, on_delivery=on_delivery, poll_timeout=poll_timeout,
-                         buffer_error_max_tries=buffer_error_max_tries)
+        produce_retrying(
+            self._producer,
+            topic,
+            value=value,
+            key=key,
+            headers=headers,
+            partition=partition,
+            timestamp=timestamp,
+            on_delivery=on_delivery,
+            poll_timeout=poll_timeout,
+            buffer_error_max_tries=buffer_error_max_tries,
+        )
 
     def poll(self, timeout: float = 0) -> int:
         """Serve delivery callbacks for up to ``timeout`` seconds (-1: until there is one)."""

@@ -83,9 +83,7 @@ class TimestampedStore:
         try:
             blob = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
         except TypeError as exc:
-            raise StateSerializationError(
-                f"A joined value is not JSON-serialisable ({type(value).__name__}): {exc}"
-            ) from exc
+            raise StateSerializationError(f"A joined value is not JSON-serialisable ({type(value).__name__}): {exc}") from exc
         data = self._data(key)
         stamps: list[int] = data[_TS]
         values: list[bytes] = data[_VALUES]

@@ -98,7 +98,18 @@ class EmbeddedBroker:
         return pids
 
     def start(self, timeout: float = 30.0) -> "EmbeddedBroker":
-        cmd = [_binary(), "up", "--only", "kafka", "--host", "127.0.0.1", "--kafka-port", str(self.port), "--data-dir", self.data_dir]
+        cmd = [
+            _binary(),
+            "up",
+            "--only",
+            "kafka",
+            "--host",
+            "127.0.0.1",
+            "--kafka-port",
+            str(self.port),
+            "--data-dir",
+            self.data_dir,
+        ]
         if self.nice:
             cmd = ["nice", "-n", str(self.nice), *cmd]  # `up` forks the server: it inherits the priority
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

@@ -69,12 +69,15 @@ def test_handles_on_one_node_are_equal_and_hash_alike():
     assert root.full_tree() == [root, a]
 
 
-@pytest.mark.parametrize("build, flag, message", [
-    (lambda r: r.add_filter(bool), "allow_filters", "Filter functions are not allowed"),
-    (lambda r: r.add_update(print), "allow_updates", "Update functions are not allowed"),
-    (lambda r: r.add_transform(lambda *a: a), "allow_transforms", "Transform functions are not allowed"),
-    (lambda r: r.add_apply(list, expand=True), "allow_expands", "Expand functions are not allowed"),
-])
+@pytest.mark.parametrize(
+    "build, flag, message",
+    [
+        (lambda r: r.add_filter(bool), "allow_filters", "Filter functions are not allowed"),
+        (lambda r: r.add_update(print), "allow_updates", "Update functions are not allowed"),
+        (lambda r: r.add_transform(lambda *a: a), "allow_transforms", "Transform functions are not allowed"),
+        (lambda r: r.add_apply(list, expand=True), "allow_expands", "Expand functions are not allowed"),
+    ],
+)
 def test_compose_flags_refuse_steps(build, flag, message):
     root = Stream()
     build(root)
@@ -94,11 +97,14 @@ def test_compose_returns_the_root_push():
     assert handle == root and out == [2]
 
 
-@pytest.mark.parametrize("build, message", [
-    (lambda r: r.add_filter(bool), "Filter"),
-    (lambda r: r.add_apply(list, expand=True), "Expand"),
-    (lambda r: r.add_apply(str).add_update(print), "Update"),
-])
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda r: r.add_filter(bool), "Filter"),
+        (lambda r: r.add_apply(list, expand=True), "Expand"),
+        (lambda r: r.add_apply(str).add_update(print), "Update"),
+    ],
+)
 def test_compose_returning_takes_apply_steps_only(build, message):
     with pytest.raises(ValueError, match=message):
         build(Stream()).compose_returning()
@@ -147,8 +153,7 @@ def test_a_returning_step_with_a_stateful_chain_is_marked_stateful_and_pickles()
         return n
 
     root = Stream()
-    step = root.add_returning("update", root.diff(root.add(ApplyNode(count, stream_id="s"))),
-                              lambda v, r: v.update(n=r))
+    step = root.add_returning("update", root.diff(root.add(ApplyNode(count, stream_id="s"))), lambda v, r: v.update(n=r))
     assert step.node.stream_id == "s"
     copy = cloudpickle.loads(cloudpickle.dumps(root.node))
     out = []

@@ -19,8 +19,11 @@ def values(results):
     [
         pytest.param(1, [{"n": 1, "side": "small", "seen": 1}], id="only the first branch passes"),
         pytest.param(50, [{"n": 50, "side": "big", "seen": 1}], id="only the second branch passes"),
-        pytest.param(5, [{"n": 5, "side": "small", "seen": 1}, {"n": 5, "side": "big", "seen": 1}],
-                     id="both pass: once per branch, in branch order"),
+        pytest.param(
+            5,
+            [{"n": 5, "side": "small", "seen": 1}, {"n": 5, "side": "big", "seen": 1}],
+            id="both pass: once per branch, in branch order",
+        ),
         pytest.param(-1, [], id="neither passes"),
     ],
 )
@@ -79,15 +82,31 @@ def test_concat_of_a_concat():
     "make, error, message",
     [
         pytest.param(lambda sdf: sdf.concat(sdf), InvalidOperation, "Cannot merge a SDF with itself", id="itself"),
-        pytest.param(lambda sdf: sdf.concat(sdf.apply(str)), InvalidOperation, "already present in the topology",
-                     id="a downstream dataframe"),
-        pytest.param(lambda sdf: sdf.apply(str).concat(sdf), InvalidOperation, "already present in the topology",
-                     id="an upstream dataframe"),
-        pytest.param(lambda sdf: sdf.concat(StreamingDataFrame(B)).concat(sdf), InvalidOperation,
-                     "already present in the topology", id="upstream through a merge"),
+        pytest.param(
+            lambda sdf: sdf.concat(sdf.apply(str)),
+            InvalidOperation,
+            "already present in the topology",
+            id="a downstream dataframe",
+        ),
+        pytest.param(
+            lambda sdf: sdf.apply(str).concat(sdf),
+            InvalidOperation,
+            "already present in the topology",
+            id="an upstream dataframe",
+        ),
+        pytest.param(
+            lambda sdf: sdf.concat(StreamingDataFrame(B)).concat(sdf),
+            InvalidOperation,
+            "already present in the topology",
+            id="upstream through a merge",
+        ),
         pytest.param(lambda sdf: sdf.concat([1]), TypeError, "expects a StreamingDataFrame, got list", id="not a df"),
-        pytest.param(lambda sdf: sdf.concat(StreamingDataFrame(B, registry=object())), InvalidOperation,
-                     "different applications", id="other application"),
+        pytest.param(
+            lambda sdf: sdf.concat(StreamingDataFrame(B, registry=object())),
+            InvalidOperation,
+            "different applications",
+            id="other application",
+        ),
     ],
 )
 def test_bad_concat_is_refused(make, error, message):

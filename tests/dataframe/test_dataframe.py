@@ -11,7 +11,10 @@ import pytest
 from streamspark import message_context
 from streamspark.dataframe import StreamingDataFrame
 from streamspark.dataframe.exceptions import (
-    GroupByDuplicate, GroupByLimitExceeded, GroupByNestingLimit, InvalidOperation,
+    GroupByDuplicate,
+    GroupByLimitExceeded,
+    GroupByNestingLimit,
+    InvalidOperation,
 )
 from streamspark.models import MessageContext, Topic
 from streamspark.models.serializers import SerializationError
@@ -100,8 +103,6 @@ def test_column_subset_and_boolean_filter(sdf):
     assert flt.test({"a": 0, "b": 3}) == []
 
 
-
-
 def test_contains_requires_all_keys(sdf):
     sdf["has"] = sdf.contains(["a", "b"])
     sdf["has_a"] = sdf.contains("a")
@@ -136,7 +137,9 @@ def test_drop_raise_and_ignore(sdf):
 
 
 def test_set_timestamp_and_headers(sdf):
-    out = sdf.set_timestamp(lambda v, k, t, h: t + v).set_headers(lambda v, k, t, h: [("t", str(t).encode())]).test(5, timestamp=10)
+    out = (
+        sdf.set_timestamp(lambda v, k, t, h: t + v).set_headers(lambda v, k, t, h: [("t", str(t).encode())]).test(5, timestamp=10)
+    )
     assert out == [(5, b"key", 15, [("t", b"15")])]
 
 
@@ -174,16 +177,23 @@ def test_message_context_available_in_callbacks(sdf):
     assert values(out) == [42]
 
 
-@pytest.mark.parametrize("kwargs, value, printed", [
-    ({"pretty": False}, {"b": 2, "a": 1}, "{'value': {'b': 2, 'a': 1}}\n"),
-    ({"pretty": False, "metadata": True}, 1, "{'value': 1, 'key': b'k', 'timestamp': 7, 'headers': None}\n"),
-    ({}, 1, "{'value': 1}\n"),
-    ({"metadata": True}, {"b": "x" * 30, "a": "y" * 30}, (
-        "{ 'value': { 'b': 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',\n"
-        "             'a': 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyy'},\n"
-        "  'key': b'k',\n  'timestamp': 7,\n  'headers': None}\n"
-    )),
-])
+@pytest.mark.parametrize(
+    "kwargs, value, printed",
+    [
+        ({"pretty": False}, {"b": 2, "a": 1}, "{'value': {'b': 2, 'a': 1}}\n"),
+        ({"pretty": False, "metadata": True}, 1, "{'value': 1, 'key': b'k', 'timestamp': 7, 'headers': None}\n"),
+        ({}, 1, "{'value': 1}\n"),
+        (
+            {"metadata": True},
+            {"b": "x" * 30, "a": "y" * 30},
+            (
+                "{ 'value': { 'b': 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',\n"
+                "             'a': 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyy'},\n"
+                "  'key': b'k',\n  'timestamp': 7,\n  'headers': None}\n"
+            ),
+        ),
+    ],
+)
 def test_print_formats(kwargs, value, printed, capsys):
     sdf = StreamingDataFrame(Topic("t")).print(**kwargs)
     sdf.test(value, key=b"k", timestamp=7)
@@ -201,16 +211,23 @@ TABLE = (
 )
 
 
-@pytest.mark.parametrize("kwargs, rows, printed", [
-    ({"size": 2, "title": "T", "columns": ["a"]}, [{"a": 1, "b": 2}, {"b": 3}], TABLE),
-    ({"size": 2, "metadata": False}, [5, {"x": "long"}], (
-        "┏━━━┳━━━━━━┓\n┃ 0 ┃ x    ┃\n┡━━━╇━━━━━━┩\n│ 5 │      │\n│   │ long │\n└───┴──────┘\n"
-    )),
-    ({"size": 1, "metadata": False, "column_widths": {"x": 3}}, [{"x": "long"}], (
-        "┏━━━━━┓\n┃ x   ┃\n┡━━━━━┩\n│ lo… │\n└─────┘\n"
-    )),
-    ({"size": 3}, [{"a": 1}], ""),  # not full yet (and the timeout has not passed)
-])
+@pytest.mark.parametrize(
+    "kwargs, rows, printed",
+    [
+        ({"size": 2, "title": "T", "columns": ["a"]}, [{"a": 1, "b": 2}, {"b": 3}], TABLE),
+        (
+            {"size": 2, "metadata": False},
+            [5, {"x": "long"}],
+            ("┏━━━┳━━━━━━┓\n┃ 0 ┃ x    ┃\n┡━━━╇━━━━━━┩\n│ 5 │      │\n│   │ long │\n└───┴──────┘\n"),
+        ),
+        (
+            {"size": 1, "metadata": False, "column_widths": {"x": 3}},
+            [{"x": "long"}],
+            ("┏━━━━━┓\n┃ x   ┃\n┡━━━━━┩\n│ lo… │\n└─────┘\n"),
+        ),
+        ({"size": 3}, [{"a": 1}], ""),  # not full yet (and the timeout has not passed)
+    ],
+)
 def test_print_table(kwargs, rows, printed, capsys):
     sdf = StreamingDataFrame(Topic("t")).print_table(live=False, **kwargs)
     for row in rows:
@@ -246,25 +263,29 @@ def count_seen(value, state):
     return n
 
 
-@pytest.mark.parametrize("build, records, expected", [
-    (lambda sdf: sdf[sdf.apply(lambda v: v["n"] > 1)], [{"n": 1}, {"n": 2}], [[], [{"n": 2}]]),
-    (lambda sdf: sdf[sdf.apply(lambda v: v["n"]).apply(lambda n: n % 2 == 0)], [{"n": 3}, {"n": 4}],
-     [[], [{"n": 4}]]),
-    (lambda sdf: sdf[sdf.apply(lambda v, k, t, h: k == b"key", metadata=True)], [{"n": 1}], [[{"n": 1}]]),
-    (lambda sdf: sdf[sdf.apply(lambda v, state: count_seen(v, state) > 1, stateful=True)], [{}, {}, {}],
-     [[], [{}], [{}]]),
-])
+@pytest.mark.parametrize(
+    "build, records, expected",
+    [
+        (lambda sdf: sdf[sdf.apply(lambda v: v["n"] > 1)], [{"n": 1}, {"n": 2}], [[], [{"n": 2}]]),
+        (lambda sdf: sdf[sdf.apply(lambda v: v["n"]).apply(lambda n: n % 2 == 0)], [{"n": 3}, {"n": 4}], [[], [{"n": 4}]]),
+        (lambda sdf: sdf[sdf.apply(lambda v, k, t, h: k == b"key", metadata=True)], [{"n": 1}], [[{"n": 1}]]),
+        (lambda sdf: sdf[sdf.apply(lambda v, state: count_seen(v, state) > 1, stateful=True)], [{}, {}, {}], [[], [{}], [{}]]),
+    ],
+)
 def test_dataframe_as_a_filter(build, records, expected):
     sdf = build(StreamingDataFrame(Topic("t")))
     assert [values(sdf.test(r)) for r in records] == expected
 
 
-@pytest.mark.parametrize("build, record, expected", [
-    (lambda sdf: sdf.__setitem__("x", sdf.apply(lambda v: v["n"] * 2)), {"n": 2}, {"n": 2, "x": 4}),
-    (lambda sdf: sdf.__setitem__("x", sdf.apply(lambda v: v["n"]).apply(str)), {"n": 2}, {"n": 2, "x": "2"}),
-    (lambda sdf: sdf.__setitem__("k", sdf.apply(lambda v, k, t, h: k, metadata=True)), {}, {"k": b"key"}),
-    (lambda sdf: sdf.__setitem__("seen", sdf.apply(count_seen, stateful=True)), {}, {"seen": 1}),
-])
+@pytest.mark.parametrize(
+    "build, record, expected",
+    [
+        (lambda sdf: sdf.__setitem__("x", sdf.apply(lambda v: v["n"] * 2)), {"n": 2}, {"n": 2, "x": 4}),
+        (lambda sdf: sdf.__setitem__("x", sdf.apply(lambda v: v["n"]).apply(str)), {"n": 2}, {"n": 2, "x": "2"}),
+        (lambda sdf: sdf.__setitem__("k", sdf.apply(lambda v, k, t, h: k, metadata=True)), {}, {"k": b"key"}),
+        (lambda sdf: sdf.__setitem__("seen", sdf.apply(count_seen, stateful=True)), {}, {"seen": 1}),
+    ],
+)
 def test_dataframe_as_a_column_source(build, record, expected):
     sdf = StreamingDataFrame(Topic("t"))
     build(sdf)
@@ -324,30 +345,36 @@ def _setitem_other_topic(sdf):
     sdf["x"] = StreamingDataFrame(Topic("other")).apply(lambda v: 1)
 
 
-@pytest.mark.parametrize("use, message", [
-    (lambda sdf: sdf[sdf], "same SDF"),
-    (lambda sdf: sdf.__setitem__("x", sdf), "same SDF"),
-    (_other_topic, "must originate from target SDF"),
-    (_setitem_other_topic, "must originate from target SDF"),
-    (_sibling, "branched SDF"),
-    (_parent, "must originate from target SDF"),
-    (_twice, "more than once"),
-    (_branched_between, "branched SDF"),
-    (_changed_in_place_after_branching, "branched SDF"),
-])
+@pytest.mark.parametrize(
+    "use, message",
+    [
+        (lambda sdf: sdf[sdf], "same SDF"),
+        (lambda sdf: sdf.__setitem__("x", sdf), "same SDF"),
+        (_other_topic, "must originate from target SDF"),
+        (_setitem_other_topic, "must originate from target SDF"),
+        (_sibling, "branched SDF"),
+        (_parent, "must originate from target SDF"),
+        (_twice, "more than once"),
+        (_branched_between, "branched SDF"),
+        (_changed_in_place_after_branching, "branched SDF"),
+    ],
+)
 def test_dataframe_sources_that_are_refused(use, message):
     with pytest.raises(InvalidOperation, match=message):
         use(StreamingDataFrame(Topic("t")))
 
 
-@pytest.mark.parametrize("source, message", [
-    (lambda sdf: sdf.filter(lambda v: True), "Filter functions are not allowed"),
-    (lambda sdf: sdf.apply(lambda v: v).update(lambda v: None), "Update functions are not allowed"),
-    (lambda sdf: sdf.apply(lambda v: [v], expand=True), "Expand functions are not allowed"),
-    (lambda sdf: sdf.set_timestamp(lambda v, k, t, h: t), "Transform functions are not allowed"),
-    (lambda sdf: sdf.tumbling_window(10).count().final(), "Transform functions are not allowed"),
-    (lambda sdf: sdf.group_by("x"), "Transform functions are not allowed"),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        (lambda sdf: sdf.filter(lambda v: True), "Filter functions are not allowed"),
+        (lambda sdf: sdf.apply(lambda v: v).update(lambda v: None), "Update functions are not allowed"),
+        (lambda sdf: sdf.apply(lambda v: [v], expand=True), "Expand functions are not allowed"),
+        (lambda sdf: sdf.set_timestamp(lambda v, k, t, h: t), "Transform functions are not allowed"),
+        (lambda sdf: sdf.tumbling_window(10).count().final(), "Transform functions are not allowed"),
+        (lambda sdf: sdf.group_by("x"), "Transform functions are not allowed"),
+    ],
+)
 def test_dataframe_sources_with_other_than_apply_steps_raise_value_error(source, message):
     sdf = StreamingDataFrame(Topic("t"))
     with pytest.raises(ValueError, match=message):
@@ -412,21 +439,24 @@ def _name_equals_column(sdf):
     sdf.group_by(lambda v: v["b"], name="a")
 
 
-@pytest.mark.parametrize("use, error", [
-    (_nested, GroupByNestingLimit),
-    (_nested_after_steps, GroupByNestingLimit),
-    (_same_column, GroupByDuplicate),
-    (_same_name, GroupByDuplicate),
-    (_name_equals_column, GroupByDuplicate),
-    (lambda sdf: sdf.group_by(""), ValueError),
-    (lambda sdf: sdf.group_by(None), ValueError),  # type: ignore[arg-type]
-    (lambda sdf: sdf.group_by(lambda v: v), ValueError),
-    (lambda sdf: sdf.group_by(lambda v: v, name=""), ValueError),
-    # a key that is not a column name needs a name first (as for a function)
-    (lambda sdf: sdf.group_by(5), ValueError),  # type: ignore[arg-type]
-    (lambda sdf: sdf.group_by(["a"]), ValueError),  # type: ignore[arg-type]
-    (lambda sdf: sdf.group_by(5, name="five"), TypeError),  # type: ignore[arg-type]
-])
+@pytest.mark.parametrize(
+    "use, error",
+    [
+        (_nested, GroupByNestingLimit),
+        (_nested_after_steps, GroupByNestingLimit),
+        (_same_column, GroupByDuplicate),
+        (_same_name, GroupByDuplicate),
+        (_name_equals_column, GroupByDuplicate),
+        (lambda sdf: sdf.group_by(""), ValueError),
+        (lambda sdf: sdf.group_by(None), ValueError),  # type: ignore[arg-type]
+        (lambda sdf: sdf.group_by(lambda v: v), ValueError),
+        (lambda sdf: sdf.group_by(lambda v: v, name=""), ValueError),
+        # a key that is not a column name needs a name first (as for a function)
+        (lambda sdf: sdf.group_by(5), ValueError),  # type: ignore[arg-type]
+        (lambda sdf: sdf.group_by(["a"]), ValueError),  # type: ignore[arg-type]
+        (lambda sdf: sdf.group_by(5, name="five"), TypeError),  # type: ignore[arg-type]
+    ],
+)
 def test_group_by_refusals(use, error):
     with pytest.raises(error):
         use(StreamingDataFrame(Topic("t")))

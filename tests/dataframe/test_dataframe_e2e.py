@@ -9,8 +9,13 @@ from ..conftest import json_messages
 
 def test_every_stateless_operation_end_to_end(make_app, kafka):
     src, out = kafka.new_topic(), kafka.new_topic()
-    kafka.produce(src, json_messages([{"a": i, "b": None if i % 2 else i * 10, "junk": 1, "s": f"x{i}"} for i in range(6)],
-                                     key=lambda v: f"k{v['a']}".encode()))
+    kafka.produce(
+        src,
+        json_messages(
+            [{"a": i, "b": None if i % 2 else i * 10, "junk": 1, "s": f"x{i}"} for i in range(6)],
+            key=lambda v: f"k{v['a']}".encode(),
+        ),
+    )
     app = make_app()
     sdf = app.dataframe(app.topic(src))
     sdf.drop("junk")
@@ -31,8 +36,20 @@ def test_every_stateless_operation_end_to_end(make_app, kafka):
     expected = []
     for i in (1, 2, 3, 5):
         b = -1 if i % 2 else i * 10
-        expected.append({"a": i, "b": b, "c": "filled", "has_ab": True, "calc": ((i + 1) * 2 - 1) // 3 % 5,
-                         "flags": i in (1, 2) or "5" in f"x{i}", "neg": i * i / 2, "null": True, "key": f"k{i}", "ts_ok": True})
+        expected.append(
+            {
+                "a": i,
+                "b": b,
+                "c": "filled",
+                "has_ab": True,
+                "calc": ((i + 1) * 2 - 1) // 3 % 5,
+                "flags": i in (1, 2) or "5" in f"x{i}",
+                "neg": i * i / 2,
+                "null": True,
+                "key": f"k{i}",
+                "ts_ok": True,
+            }
+        )
     assert rows == expected
     assert [json.loads(m.value()) for m in kafka.consume(out, expected=4)] == expected
 
@@ -72,19 +89,20 @@ def test_two_group_bys_branching_from_one_dataframe_end_to_end(make_app, kafka):
     """As in the reference, one stream may be re-keyed twice under different names; each branch
     counts per its own new key."""
     src = kafka.new_topic(partitions=2)
-    msgs = [{"value": json.dumps({"store": f"s{i % 2}", "customer": f"c{i % 3}"}).encode(), "key": b"k",
-             "partition": i % 2} for i in range(12)]
+    msgs = [
+        {"value": json.dumps({"store": f"s{i % 2}", "customer": f"c{i % 3}"}).encode(), "key": b"k", "partition": i % 2}
+        for i in range(12)
+    ]
     kafka.produce(src, msgs)
     app = make_app(state_buckets=2)
     sdf = app.dataframe(app.topic(src))
-    by_store = sdf.group_by("store").apply(lambda v, state: {"by": "store", "n": count_per_key(v, state)},
-                                           stateful=True)
+    by_store = sdf.group_by("store").apply(lambda v, state: {"by": "store", "n": count_per_key(v, state)}, stateful=True)
     by_customer = sdf.group_by(lambda v: v["customer"], name="cust").apply(
-        lambda v, state: {"by": "customer", "n": count_per_key(v, state)}, stateful=True)
+        lambda v, state: {"by": "customer", "n": count_per_key(v, state)}, stateful=True
+    )
     rows = app.run(count=24, timeout=60, metadata=True)
     assert len(rows) == 24
     counts: dict[tuple[str, str], int] = {}
     for r in rows:
         counts[(r["by"], r["_key"])] = max(counts.get((r["by"], r["_key"]), 0), r["n"])
-    assert counts == {("store", "s0"): 6, ("store", "s1"): 6,
-                      ("customer", "c0"): 4, ("customer", "c1"): 4, ("customer", "c2"): 4}
+    assert counts == {("store", "s0"): 6, ("store", "s1"): 6, ("customer", "c0"): 4, ("customer", "c1"): 4, ("customer", "c2"): 4}

@@ -8,13 +8,23 @@ import importlib
 import pytest
 
 MODULES = [
-    "streamspark.dataframe.dataframe", "streamspark.dataframe.series", "streamspark.dataframe.exceptions",
-    "streamspark.dataframe._table", "streamspark.dataframe.utils", "streamspark.dataframe.windows.definitions",
-    "streamspark.dataframe.windows.base", "streamspark.dataframe.windows.time_based",
-    "streamspark.dataframe.windows.sliding", "streamspark.dataframe.windows.count_based",
-    "streamspark.dataframe.joins", "streamspark.dataframe.joins.lookups", "streamspark.dataframe.joins.lookups.base",
-    "streamspark.dataframe.joins.lookups.sqlite", "streamspark.dataframe.joins.lookups.cache",
-    "streamspark.dataframe.joins.lookups.utils", "streamspark.dataframe.joins.lookups.exceptions",
+    "streamspark.dataframe.dataframe",
+    "streamspark.dataframe.series",
+    "streamspark.dataframe.exceptions",
+    "streamspark.dataframe._table",
+    "streamspark.dataframe.utils",
+    "streamspark.dataframe.windows.definitions",
+    "streamspark.dataframe.windows.base",
+    "streamspark.dataframe.windows.time_based",
+    "streamspark.dataframe.windows.sliding",
+    "streamspark.dataframe.windows.count_based",
+    "streamspark.dataframe.joins",
+    "streamspark.dataframe.joins.lookups",
+    "streamspark.dataframe.joins.lookups.base",
+    "streamspark.dataframe.joins.lookups.sqlite",
+    "streamspark.dataframe.joins.lookups.cache",
+    "streamspark.dataframe.joins.lookups.utils",
+    "streamspark.dataframe.joins.lookups.exceptions",
 ]
 
 

@@ -82,8 +82,7 @@ def test_a_missing_on_column_is_a_processing_error():
         pytest.param(object(), {"m": Attr("m")}, None, "expects a BaseLookup instance, got object", id="not a lookup"),
         pytest.param(TableLookup(TABLE), [("m", Attr("m"))], None, "fields as a dict", id="fields not a dict"),
         pytest.param(TableLookup(TABLE), {"m": "model"}, None, "field 'm' is a str, not a BaseField", id="bad field"),
-        pytest.param(TableLookup(TABLE), {"m": Attr("m")}, 3, "'on' must be None, a column name or a callable",
-                     id="bad on"),
+        pytest.param(TableLookup(TABLE), {"m": Attr("m")}, 3, "'on' must be None, a column name or a callable", id="bad on"),
     ],
 )
 def test_bad_input_is_refused_when_building(lookup, fields, on, error):

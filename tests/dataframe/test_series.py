@@ -21,25 +21,61 @@ def col(name):
 @pytest.mark.parametrize(
     "expr, expected",
     [
-        (A + B, 9), (A + 1, 8), (1 + A, 8),
-        (A - B, 5), (A - 1, 6), (10 - A, 3),
-        (A * B, 14), (A * 2, 14), (2 * A, 14),
-        (A / B, 3.5), (A / 2, 3.5), (14 / A, 2.0),
-        (A // B, 3), (A // 2, 3), (15 // A, 2),
-        (A % B, 1), (A % 4, 3), (15 % A, 1),
-        (A ** B, 49), (B ** 3, 8), (2 ** B, 4),
-        (-A, -7), (abs(col("neg")), 3), (col("neg").abs(), 3),
-        (A == 7, True), (A != 7, False), (A < B, False), (A <= 7, True), (A > B, True), (A >= 8, False),
-        (col("t") & col("f"), False), (col("t") | col("f"), True),
-        ((A > 1) & (B > 1), True), ((A > 10) | (B > 10), False), (True & col("f"), False),
-        (False | col("t"), True), (~col("f"), True),
+        (A + B, 9),
+        (A + 1, 8),
+        (1 + A, 8),
+        (A - B, 5),
+        (A - 1, 6),
+        (10 - A, 3),
+        (A * B, 14),
+        (A * 2, 14),
+        (2 * A, 14),
+        (A / B, 3.5),
+        (A / 2, 3.5),
+        (14 / A, 2.0),
+        (A // B, 3),
+        (A // 2, 3),
+        (15 // A, 2),
+        (A % B, 1),
+        (A % 4, 3),
+        (15 % A, 1),
+        (A**B, 49),
+        (B**3, 8),
+        (2**B, 4),
+        (-A, -7),
+        (abs(col("neg")), 3),
+        (col("neg").abs(), 3),
+        (A == 7, True),
+        (A != 7, False),
+        (A < B, False),
+        (A <= 7, True),
+        (A > B, True),
+        (A >= 8, False),
+        (col("t") & col("f"), False),
+        (col("t") | col("f"), True),
+        ((A > 1) & (B > 1), True),
+        ((A > 10) | (B > 10), False),
+        (True & col("f"), False),
+        (False | col("t"), True),
+        (~col("f"), True),
         # logical, not bitwise: the operand that decides is the result
-        (A & B, 2), (A | B, 7), (col("n") | "default", "default"), (0 & A, 0),
-        (A.isin([1, 7]), True), (A.isin({1}), False), (A.isin(col("l")), False),
-        (col("s").contains("ell"), True), (col("l").contains(3), False),
-        (col("n").is_(None), True), (A.isnot(None), True), (A.is_(A), True),
-        (col("n").isnull(), True), (A.isnull(), False), (A.notnull(), True),
-        (A.apply(lambda x: x * 10), 70), (col("l")[1], 2),
+        (A & B, 2),
+        (A | B, 7),
+        (col("n") | "default", "default"),
+        (0 & A, 0),
+        (A.isin([1, 7]), True),
+        (A.isin({1}), False),
+        (A.isin(col("l")), False),
+        (col("s").contains("ell"), True),
+        (col("l").contains(3), False),
+        (col("n").is_(None), True),
+        (A.isnot(None), True),
+        (A.is_(A), True),
+        (col("n").isnull(), True),
+        (A.isnull(), False),
+        (A.notnull(), True),
+        (A.apply(lambda x: x * 10), 70),
+        (col("l")[1], 2),
         ((A + B) * (A - B), 45),
     ],
 )
@@ -57,12 +93,15 @@ def test_compose_returning_gives_the_whole_record():
     assert (A + 1).compose_returning()({"a": 1}, b"k", 3, None) == (2, b"k", 3, None)
 
 
-@pytest.mark.parametrize("expr, row", [
-    (col("x").isnull() | (col("y") > 1), {"x": None}),  # y is missing: never read
-    (col("x").notnull() & (col("y") > 1), {"x": None}),
-    (False & col("y"), {}),
-    (True | col("y"), {}),
-])
+@pytest.mark.parametrize(
+    "expr, row",
+    [
+        (col("x").isnull() | (col("y") > 1), {"x": None}),  # y is missing: never read
+        (col("x").notnull() & (col("y") > 1), {"x": None}),
+        (False & col("y"), {}),
+        (True | col("y"), {}),
+    ],
+)
 def test_and_or_short_circuit(expr, row):
     assert expr.test(row, b"k", 0)[0] in (True, False)
 
@@ -72,16 +111,19 @@ def test_and_or_evaluate_the_right_side_when_needed():
         (col("x").notnull() | (col("y") > 1)).test({"x": None}, b"k", 0)
 
 
-@pytest.mark.parametrize("use", [
-    lambda s: bool(s),
-    lambda s: s and True,
-    lambda s: s or True,
-    lambda s: not s,
-    lambda s: 1 if s else 0,
-    lambda s: 1 < s < 3,  # a chained comparison is `and`
-    lambda s: list(s),
-    lambda s: 3 in s,
-])
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda s: bool(s),
+        lambda s: s and True,
+        lambda s: s or True,
+        lambda s: not s,
+        lambda s: 1 if s else 0,
+        lambda s: 1 < s < 3,  # a chained comparison is `and`
+        lambda s: list(s),
+        lambda s: 3 in s,
+    ],
+)
 def test_truth_value_and_iteration_raise_invalid_operation(use):
     with pytest.raises(InvalidOperation):
         use(A > 1)
@@ -92,11 +134,20 @@ def test_invalid_operation_is_also_a_value_error():
         bool(A)
 
 
-@pytest.mark.parametrize("combine", [
-    lambda a, b: a + b, lambda a, b: a == b, lambda a, b: a & b, lambda a, b: a | b,
-    lambda a, b: a.isin(b), lambda a, b: a.contains(b), lambda a, b: a.is_(b), lambda a, b: a.isnot(b),
-    lambda a, b: a[b],
-])
+@pytest.mark.parametrize(
+    "combine",
+    [
+        lambda a, b: a + b,
+        lambda a, b: a == b,
+        lambda a, b: a & b,
+        lambda a, b: a | b,
+        lambda a, b: a.isin(b),
+        lambda a, b: a.contains(b),
+        lambda a, b: a.is_(b),
+        lambda a, b: a.isnot(b),
+        lambda a, b: a[b],
+    ],
+)
 def test_series_of_different_dataframes_cannot_be_combined(combine):
     other = StreamingDataFrame(Topic("t"))
     with pytest.raises(InvalidOperation, match="one `StreamingDataFrame`"):
@@ -113,12 +164,15 @@ def test_branches_of_one_topic_are_different_dataframes():
     assert (sdf["a"] + same["b"]).test({"a": 1, "b": 2}, b"k", 0)[0] == 3
 
 
-@pytest.mark.parametrize("value, error, message", [
-    ({"b": 1}, ColumnDoesNotExist, "Column 'a' does not exist in the message value"),
-    (5, InvalidColumnReference, "expects message value type 'dict', not 'int'"),
-    (None, InvalidColumnReference, "not 'NoneType'"),
-    ([1, 2], InvalidColumnReference, "not 'list'"),
-])
+@pytest.mark.parametrize(
+    "value, error, message",
+    [
+        ({"b": 1}, ColumnDoesNotExist, "Column 'a' does not exist in the message value"),
+        (5, InvalidColumnReference, "expects message value type 'dict', not 'int'"),
+        (None, InvalidColumnReference, "not 'NoneType'"),
+        ([1, 2], InvalidColumnReference, "not 'list'"),
+    ],
+)
 def test_column_reference_errors(value, error, message):
     with pytest.raises(error, match=message):
         A.test(value, b"k", 0)

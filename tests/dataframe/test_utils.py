@@ -7,8 +7,10 @@ import pytest
 from streamspark.dataframe.utils import ensure_milliseconds
 
 
-@pytest.mark.parametrize("delta, ms", [(5, 5), (0, 0), (timedelta(seconds=2), 2000), (timedelta(microseconds=1500), 2),
-                                       (timedelta(microseconds=1499), 1)])
+@pytest.mark.parametrize(
+    "delta, ms",
+    [(5, 5), (0, 0), (timedelta(seconds=2), 2000), (timedelta(microseconds=1500), 2), (timedelta(microseconds=1499), 1)],
+)
 def test_ensure_milliseconds(delta, ms):
     assert ensure_milliseconds(delta) == ms
 

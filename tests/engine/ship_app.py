@@ -23,8 +23,7 @@ def where(value: dict) -> dict:
 
 def main() -> None:
     address, src, work = sys.argv[1:4]
-    app = Application(broker_address=address, consumer_group="shipped", auto_offset_reset="earliest",
-                      state_dir=f"{work}/state")
+    app = Application(broker_address=address, consumer_group="shipped", auto_offset_reset="earliest", state_dir=f"{work}/state")
     app.dataframe(app.topic(src)).apply(where)
     outputs = app.run(count=3, timeout=60)
     print(json.dumps({"driver": streamspark.__file__, "outputs": outputs}))

@@ -14,8 +14,13 @@ from streamspark import Application
 
 def main() -> None:
     address, src, out, work = sys.argv[1:5]
-    app = Application(broker_address=address, consumer_group="submitted", auto_offset_reset="earliest",
-                      state_dir=f"{work}/state", spark_conf={"spark.sql.streaming.pollingDelay": "60ms"})
+    app = Application(
+        broker_address=address,
+        consumer_group="submitted",
+        auto_offset_reset="earliest",
+        state_dir=f"{work}/state",
+        spark_conf={"spark.sql.streaming.pollingDelay": "60ms"},
+    )
     app.dataframe(app.topic(src)).to_topic(app.topic(out))
     outputs = len(app.run(count=5, timeout=60))
 
@@ -23,8 +28,16 @@ def main() -> None:
 
     spark = SparkSession.active()
     keys = ("spark.sql.shuffle.partitions", "spark.sql.streaming.pollingDelay", "spark.ui.enabled", "spark.app.name")
-    print(json.dumps({"config_master": app.config.spark_master, "master": spark.sparkContext.master,
-                      "outputs": outputs, "conf": {key: spark.conf.get(key) for key in keys}}))
+    print(
+        json.dumps(
+            {
+                "config_master": app.config.spark_master,
+                "master": spark.sparkContext.master,
+                "outputs": outputs,
+                "conf": {key: spark.conf.get(key) for key in keys},
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

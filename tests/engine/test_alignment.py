@@ -34,9 +34,15 @@ def test_other_positions_and_a_single_partition():
 
 
 def _plan(roots):
-    return PipelinePlan(run_id="r", topics={name: Topic(name) for name in roots}, roots=roots, producer_config={},
-                        on_consumer_error=lambda *a: False, on_processing_error=lambda *a: False,
-                        on_producer_error=lambda *a: False)
+    return PipelinePlan(
+        run_id="r",
+        topics={name: Topic(name) for name in roots},
+        roots=roots,
+        producer_config={},
+        on_consumer_error=lambda *a: False,
+        on_processing_error=lambda *a: False,
+        on_producer_error=lambda *a: False,
+    )
 
 
 def test_plans_align_when_topics_meet():

@@ -42,14 +42,23 @@ class _Setup:
         assert producer.flush(30) == 0
 
     def start_app(self, request_timeout: float) -> subprocess.Popen[bytes]:
-        return subprocess.Popen([sys.executable, str(APP), self.broker.address, self.src, self.out,
-                                 str(self.tmp / "state"), str(request_timeout)],
-                                stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, str(APP), self.broker.address, self.src, self.out, str(self.tmp / "state"), str(request_timeout)],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def outputs(self) -> list[dict[str, Any]]:
-        consumer = Consumer({"bootstrap.servers": self.broker.address, "group.id": f"check-{uuid.uuid4().hex[:6]}",
-                             "auto.offset.reset": "earliest", "isolation.level": "read_committed",
-                             "enable.auto.commit": False})
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.broker.address,
+                "group.id": f"check-{uuid.uuid4().hex[:6]}",
+                "auto.offset.reset": "earliest",
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+            }
+        )
         consumer.subscribe([self.out])
         got: list[dict[str, Any]] = []
         idle = time.monotonic()

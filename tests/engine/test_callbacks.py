@@ -109,8 +109,15 @@ def test_error_callbacks_run_in_the_program_process(make_app, kafka):
     """A callback appending to the program's list sees every skipped record (the test a Quix
     Streams user writes), on a real Spark run."""
     topic = kafka.new_topic()
-    kafka.produce(topic, [{"value": json.dumps({"d": 1}).encode()}, {"value": b"{not json"},
-                          {"value": json.dumps({"d": 0}).encode()}, {"value": json.dumps({"d": 2}).encode()}])
+    kafka.produce(
+        topic,
+        [
+            {"value": json.dumps({"d": 1}).encode()},
+            {"value": b"{not json"},
+            {"value": json.dumps({"d": 0}).encode()},
+            {"value": json.dumps({"d": 2}).encode()},
+        ],
+    )
     consumer_errors: list[Any] = []
     processing_errors: list[Any] = []
 
@@ -158,15 +165,28 @@ def test_print_in_steps_reaches_the_program_stdout(make_app, kafka, capsys):
 
 def test_on_late_runs_in_the_program_process(make_app, kafka):
     topic = kafka.new_topic()
-    kafka.produce(topic, [
-        {"value": b"1", "key": b"a", "timestamp": 10_000},
-        {"value": b"1", "key": b"a", "timestamp": 25_000},
-        {"value": b"1", "key": b"a", "timestamp": 1_000},  # late for [0, 10 s)
-    ])
+    kafka.produce(
+        topic,
+        [
+            {"value": b"1", "key": b"a", "timestamp": 10_000},
+            {"value": b"1", "key": b"a", "timestamp": 25_000},
+            {"value": b"1", "key": b"a", "timestamp": 1_000},  # late for [0, 10 s)
+        ],
+    )
     late: list[Any] = []
 
-    def on_late(value: Any, key: Any, timestamp_ms: int, late_by_ms: int, start: int, end: int, name: str,
-                topic: Any, partition: Any, offset: Any) -> bool:
+    def on_late(
+        value: Any,
+        key: Any,
+        timestamp_ms: int,
+        late_by_ms: int,
+        start: int,
+        end: int,
+        name: str,
+        topic: Any,
+        partition: Any,
+        offset: Any,
+    ) -> bool:
         late.append((value, key, timestamp_ms, start, end, offset))
         return False
 

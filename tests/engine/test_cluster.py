@@ -41,19 +41,51 @@ class StandaloneCluster:
         return f"spark://127.0.0.1:{self.port}"
 
     def _start(self, name: str, *args: str) -> None:
-        env = {**os.environ, "SPARK_HOME": str(_spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
-               "SPARK_WORKER_DIR": str(self.tmp / "work"), "SPARK_LOG_DIR": str(self.tmp / "logs")}
+        env = {
+            **os.environ,
+            "SPARK_HOME": str(_spark_home()),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_WORKER_DIR": str(self.tmp / "work"),
+            "SPARK_LOG_DIR": str(self.tmp / "logs"),
+        }
         log = open(self.tmp / f"{name}.log", "ab")
-        self.procs.append(subprocess.Popen([str(_spark_home() / "bin" / "spark-class"), *args], env=env,
-                                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        self.procs.append(
+            subprocess.Popen(
+                [str(_spark_home() / "bin" / "spark-class"), *args],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
 
     def start(self) -> "StandaloneCluster":
-        self._start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                    "--port", str(self.port), "--webui-port", str(self.ui_port))
+        self._start(
+            "master",
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--webui-port",
+            str(self.ui_port),
+        )
         for i in range(self.workers):
-            self._start(f"worker{i}", "org.apache.spark.deploy.worker.Worker", self.master_url,
-                        "--host", "127.0.0.1", "--cores", str(self.cores), "--memory", "1g",
-                        "--webui-port", str(free_port()), "--work-dir", str(self.tmp / f"work{i}"))
+            self._start(
+                f"worker{i}",
+                "org.apache.spark.deploy.worker.Worker",
+                self.master_url,
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                str(self.cores),
+                "--memory",
+                "1g",
+                "--webui-port",
+                str(free_port()),
+                "--work-dir",
+                str(self.tmp / f"work{i}"),
+            )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             try:
@@ -90,14 +122,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneClus
 @pytest.mark.harness(seconds=240)
 @pytest.mark.xdist_group("standalone-cluster")  # both runs on one pytest worker and one cluster
 @pytest.mark.parametrize("mode", ["stateful", "stateless"])
-def test_kill_9_of_the_driver_on_a_standalone_cluster_exactly_once(broker, kafka, tmp_path, cluster, mode,
-                                                                   monkeypatch):
+def test_kill_9_of_the_driver_on_a_standalone_cluster_exactly_once(broker, kafka, tmp_path, cluster, mode, monkeypatch):
     # the cluster's workers run on this machine: the state dir under tmp_path is storage the driver
     # and every executor share, declared so for the application (started with this environment)
     monkeypatch.setenv("Streamspark__State__Shared", "true")
     total = 4_000
-    got, keys = _run_harness(broker, kafka, tmp_path, "exactly-once", total=total, kills=2, seed=3,
-                             master=cluster.master_url, mode=mode)
+    got, keys = _run_harness(
+        broker, kafka, tmp_path, "exactly-once", total=total, kills=2, seed=3, master=cluster.master_url, mode=mode
+    )
     ids = [v["i"] for v in got]
     assert len(set(ids)) == total, f"lost {total - len(set(ids))} inputs"
     assert len(ids) == total, f"{len(ids) - total} duplicate outputs under read_committed"

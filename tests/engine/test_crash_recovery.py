@@ -20,7 +20,10 @@ APP = Path(__file__).with_name("crash_app.py")
 def _start(broker, src, out, state, group, log):
     return subprocess.Popen(
         [sys.executable, str(APP), broker.address, src, out, state, group],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(Path(__file__).parents[2]),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        cwd=str(Path(__file__).parents[2]),
     )
 
 

@@ -21,9 +21,10 @@ def count(value: dict, state) -> dict:  # type: ignore[no-untyped-def]
 
 def _readings(per_partition: int, partitions: int = 2) -> list[dict]:
     """Records ``{"i": i}`` spread over the partitions, keyed by three keys per partition."""
-    return [{"value": json.dumps({"i": i}).encode(), "key": f"k{i % (3 * partitions)}".encode(),
-             "partition": i % partitions}
-            for i in range(per_partition * partitions)]
+    return [
+        {"value": json.dumps({"i": i}).encode(), "key": f"k{i % (3 * partitions)}".encode(), "partition": i % partitions}
+        for i in range(per_partition * partitions)
+    ]
 
 
 def test_a_stateful_pipeline_s_first_batch_takes_its_own_cap_then_full_ones(make_app, kafka, monkeypatch):
@@ -46,8 +47,7 @@ def test_a_stateful_pipeline_s_first_batch_takes_its_own_cap_then_full_ones(make
 
 
 @pytest.mark.parametrize("first, max_records", [(None, 20), (1_000, 5)])
-def test_without_a_smaller_cap_the_first_batch_takes_max_records_per_partition(
-        make_app, kafka, monkeypatch, first, max_records):
+def test_without_a_smaller_cap_the_first_batch_takes_max_records_per_partition(make_app, kafka, monkeypatch, first, max_records):
     """By default (None: not set), or with a first cap above ``max_records_per_partition``."""
     if first is not None:
         monkeypatch.setattr(QueryRunner, "first_batch_records_per_partition", first)

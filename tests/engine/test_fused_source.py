@@ -26,19 +26,32 @@ def _pipeline(app, src, out, sink_path):
 
 def _messages(kafka, topic, n):
     msgs = kafka.consume(topic, expected=n)
-    return sorted((m.key(), json.dumps(json.loads(m.value()), sort_keys=True), m.timestamp()[1], tuple(m.headers() or ()))
-                  for m in msgs)
+    return sorted(
+        (m.key(), json.dumps(json.loads(m.value()), sort_keys=True), m.timestamp()[1], tuple(m.headers() or ())) for m in msgs
+    )
 
 
 def test_fused_and_plain_paths_give_the_same_outputs(make_app, kafka, tmp_path, monkeypatch):
     src = kafka.new_topic(partitions=3)
-    kafka.produce(src, [{"value": json.dumps({"v": i}).encode(), "key": f"k{i % 7}".encode(), "partition": i % 3,
-                         "timestamp": 1_000 + i, "headers": [("in", b"x")]} for i in range(300)])
+    kafka.produce(
+        src,
+        [
+            {
+                "value": json.dumps({"v": i}).encode(),
+                "key": f"k{i % 7}".encode(),
+                "partition": i % 3,
+                "timestamp": 1_000 + i,
+                "headers": [("in", b"x")],
+            }
+            for i in range(300)
+        ],
+    )
     expected_count = sum((2 if i % 5 == 0 else 1) for i in range(300) if i % 3 != 0)
     used = []
     real = runner_module.query_source
-    monkeypatch.setattr(runner_module, "query_source",
-                        lambda config, plan=None: (plan is not None and used.append(plan)) or real(config, plan))
+    monkeypatch.setattr(
+        runner_module, "query_source", lambda config, plan=None: (plan is not None and used.append(plan)) or real(config, plan)
+    )
 
     results = {}
     for fused in (True, False):

@@ -53,8 +53,9 @@ def test_built_archive_is_complete_and_mappable(spark, tmp_path: Path):
     assert not list(tmp_path.glob("*.partial"))
     classpath = spark._jvm.java.lang.System.getProperty("java.class.path")
     java = jvm_archive._java()
-    ok = subprocess.run([str(java), "-Xshare:on", f"-XX:SharedArchiveFile={target}", "-cp", classpath, "-version"],
-                        capture_output=True, text=True)
+    ok = subprocess.run(
+        [str(java), "-Xshare:on", f"-XX:SharedArchiveFile={target}", "-cp", classpath, "-version"], capture_output=True, text=True
+    )
     assert ok.returncode == 0, ok.stderr
     # an existing archive is not rebuilt
     before = target.stat().st_mtime_ns

@@ -7,13 +7,23 @@ import json
 from pyspark.sql.datasource import InputPartition
 
 from streamspark.engine._kafka_source import (
-    SOURCE_COLUMNS, SourcePrivate, _KafkaStreamReader, _worker_consumers, source_options,
+    SOURCE_COLUMNS,
+    SourcePrivate,
+    _KafkaStreamReader,
+    _worker_consumers,
+    source_options,
 )
 
 
 def _reader(address: str = "127.0.0.1:1", parallelism: int = 2, min_per_task: int = 100) -> _KafkaStreamReader:
-    options = source_options(["t"], "earliest", max_records_per_partition=10**6, request_timeout=5,
-                             min_records_per_task=min_per_task, parallelism=parallelism)
+    options = source_options(
+        ["t"],
+        "earliest",
+        max_records_per_partition=10**6,
+        request_timeout=5,
+        min_records_per_task=min_per_task,
+        parallelism=parallelism,
+    )
     return _KafkaStreamReader(options, SourcePrivate.of({"bootstrap.servers": address, "group.id": "plan"}))
 
 
@@ -26,7 +36,9 @@ def test_partitions_are_split_only_to_give_every_core_a_task():
     reader = _reader(parallelism=2, min_per_task=100)
     # as many partitions as cores (or more): one task each, however large, and empty ones skipped
     assert _tasks(reader, {"t": {"0": 0, "1": 0, "2": 5}}, {"t": {"0": 1000, "1": 800, "2": 5}}) == [
-        ("t", 0, 0, 1000), ("t", 1, 0, 800)]
+        ("t", 0, 0, 1000),
+        ("t", 1, 0, 800),
+    ]
     # one partition, two cores: two halves that cover the range exactly
     assert _tasks(reader, {"t": {"0": 10}}, {"t": {"0": 1011}}) == [("t", 0, 10, 511), ("t", 0, 511, 1011)]
     # too few records for two pieces of min_records_per_task: one task
@@ -34,8 +46,14 @@ def test_partitions_are_split_only_to_give_every_core_a_task():
     # eight cores, three partitions: each split in three, no piece smaller than min_records_per_task
     wide = _reader(parallelism=8, min_per_task=100)
     tasks = _tasks(wide, {"t": {"0": 0, "1": 0, "2": 0}}, {"t": {"0": 900, "1": 250, "2": 90}})
-    assert tasks == [("t", 0, 0, 300), ("t", 0, 300, 600), ("t", 0, 600, 900),
-                     ("t", 1, 0, 125), ("t", 1, 125, 250), ("t", 2, 0, 90)]
+    assert tasks == [
+        ("t", 0, 0, 300),
+        ("t", 0, 300, 600),
+        ("t", 0, 600, 900),
+        ("t", 1, 0, 125),
+        ("t", 1, 125, 250),
+        ("t", 2, 0, 90),
+    ]
 
 
 def test_small_batches_over_more_partitions_than_cores_are_packed_into_a_task_per_core():
@@ -47,8 +65,7 @@ def test_small_batches_over_more_partitions_than_cores_are_packed_into_a_task_pe
     end = {"t": {"0": 25, "1": 20, "2": 15, "3": 17}}
     tasks = _tasks(reader, start, end)
     assert tasks == [(("t", 0, 0, 25), ("t", 3, 7, 17)), (("t", 1, 10, 20), ("t", 2, 0, 15))]
-    assert sorted(r for task in tasks for r in task) == sorted(
-        ("t", int(p), start["t"][p], end["t"][p]) for p in end["t"])
+    assert sorted(r for task in tasks for r in task) == sorted(("t", int(p), start["t"][p], end["t"][p]) for p in end["t"])
     # the same batch planned again (a replay) gets the same tasks
     assert _tasks(reader, start, end) == tasks
     # past 2 x 100 records: a task per partition again
@@ -56,13 +73,25 @@ def test_small_batches_over_more_partitions_than_cores_are_packed_into_a_task_pe
     # two topics: packing mixes them; tasks and the ranges in each keep the planned order
     two = _reader(parallelism=2, min_per_task=100)
     assert _tasks(two, {"a": {"0": 0, "1": 0}, "b": {"0": 0}}, {"a": {"0": 5, "1": 9}, "b": {"0": 6}}) == [
-        (("a", 0, 0, 5), ("b", 0, 0, 6)), ("a", 1, 0, 9)]
+        (("a", 0, 0, 5), ("b", 0, 0, 6)),
+        ("a", 1, 0, 9),
+    ]
 
 
 def test_read_records_are_tuples_in_source_column_order(kafka):
     topic = kafka.new_topic(partitions=1)
-    kafka.produce(topic, [{"value": json.dumps({"i": i}).encode(), "key": f"k{i}".encode(), "timestamp": 1000 + i,
-                           "headers": [("h", b"v")] if i == 1 else None} for i in range(3)])
+    kafka.produce(
+        topic,
+        [
+            {
+                "value": json.dumps({"i": i}).encode(),
+                "key": f"k{i}".encode(),
+                "timestamp": 1000 + i,
+                "headers": [("h", b"v")] if i == 1 else None,
+            }
+            for i in range(3)
+        ],
+    )
     options = source_options([topic], "earliest", max_records_per_partition=100, request_timeout=10)
     private = SourcePrivate.of({"bootstrap.servers": kafka.address, "group.id": "read"})
     reader = _KafkaStreamReader(options, private)
@@ -72,7 +101,9 @@ def test_read_records_are_tuples_in_source_column_order(kafka):
         _worker_consumers.pop(private.kafka_config_json).close()
     rows = [dict(zip(SOURCE_COLUMNS, r)) for chunk in chunks for r in chunk]
     assert [(r["offset"], r["key"], r["value"], r["timestamp"], r["headers"]) for r in rows] == [
-        (1, b"k1", b'{"i": 1}', 1001, [("h", b"v")]), (2, b"k2", b'{"i": 2}', 1002, None)]
+        (1, b"k1", b'{"i": 1}', 1001, [("h", b"v")]),
+        (2, b"k2", b'{"i": 2}', 1002, None),
+    ]
     assert {(r["topic"], r["partition"]) for r in rows} == {(topic, 0)}
 
 
@@ -83,13 +114,13 @@ def test_a_task_of_several_ranges_reads_each_range_exactly(kafka):
     private = SourcePrivate.of({"bootstrap.servers": kafka.address, "group.id": "multi"})
     reader = _KafkaStreamReader(options, private)
     try:
-        chunks = list(reader._read_records(
-            InputPartition(((topic, 2, 3, 7), (topic, 0, 0, 2), (topic, 1, 9, 10))), pickled_headers=False))
+        chunks = list(
+            reader._read_records(InputPartition(((topic, 2, 3, 7), (topic, 0, 0, 2), (topic, 1, 9, 10))), pickled_headers=False)
+        )
     finally:
         _worker_consumers.pop(private.kafka_config_json).close()
     # a chunk per range, in the task's order, each holding exactly its offsets
-    assert [[(r[1], r[2]) for r in chunk] for chunk in chunks] == [
-        [(2, 3), (2, 4), (2, 5), (2, 6)], [(0, 0), (0, 1)], [(1, 9)]]
+    assert [[(r[1], r[2]) for r in chunk] for chunk in chunks] == [[(2, 3), (2, 4), (2, 5), (2, 6)], [(0, 0), (0, 1)], [(1, 9)]]
     assert [int(r[6]) % 3 for chunk in chunks for r in chunk] == [2, 2, 2, 2, 0, 0, 1]
 
 

@@ -58,7 +58,8 @@ def test_a_running_session_is_used_and_a_master_of_another_kind_is_logged(spark)
         logging.getLogger("streamspark").removeHandler(handler)
     assert [r.getMessage() for r in records] == [
         f"Spark already runs in this process with master {spark.sparkContext.master}: "
-        "spark_master=spark://spark-master:7077 has no effect"]
+        "spark_master=spark://spark-master:7077 has no effect"
+    ]
 
 
 def test_spark_submit_master_and_conf_win_over_the_defaults(kafka, tmp_path):
@@ -69,18 +70,42 @@ def test_spark_submit_master_and_conf_win_over_the_defaults(kafka, tmp_path):
     spark_home = Path(pyspark.__file__).parent
     src, out = kafka.new_topic(), kafka.new_topic()
     kafka.produce(src, json_messages([{"i": i} for i in range(5)]))
-    env = {**os.environ, "SPARK_HOME": str(spark_home), "PYSPARK_PYTHON": sys.executable,
-           "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(spark_home),
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
     proc = subprocess.run(
-        [str(spark_home / "bin" / "spark-submit"), "--master", "local[1]", "--name", "submitted-app",
-         "--conf", "spark.sql.shuffle.partitions=7",  # streamspark's default: 4
-         "--conf", "spark.sql.streaming.pollingDelay=70ms",  # the application's spark_conf: 60ms
-         str(APP), kafka.address, src, out, str(tmp_path)],
-        env=env, capture_output=True, text=True, timeout=240,
+        [
+            str(spark_home / "bin" / "spark-submit"),
+            "--master",
+            "local[1]",
+            "--name",
+            "submitted-app",
+            "--conf",
+            "spark.sql.shuffle.partitions=7",  # streamspark's default: 4
+            "--conf",
+            "spark.sql.streaming.pollingDelay=70ms",  # the application's spark_conf: 60ms
+            str(APP),
+            kafka.address,
+            src,
+            out,
+            str(tmp_path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["config_master"] == got["master"] == "local[1]"
     assert got["outputs"] == 5
-    assert got["conf"] == {"spark.sql.shuffle.partitions": "7", "spark.sql.streaming.pollingDelay": "60ms",
-                           "spark.ui.enabled": "false", "spark.app.name": "submitted-app"}
+    assert got["conf"] == {
+        "spark.sql.shuffle.partitions": "7",
+        "spark.sql.streaming.pollingDelay": "60ms",
+        "spark.ui.enabled": "false",
+        "spark.app.name": "submitted-app",
+    }

@@ -31,11 +31,18 @@ def test_python_buckets_are_the_numbers_spark_computed_before(spark):
 
 
 def _produce(kafka, topic, start, n):
-    kafka.produce(topic, [
-        {"value": json.dumps({"i": i}).encode(), "key": f"k{i % 7}".encode(), "partition": i % 7 % 3,
-         "headers": [("h", str(i).encode())] if i % 4 == 0 else None}
-        for i in range(start, start + n)
-    ])
+    kafka.produce(
+        topic,
+        [
+            {
+                "value": json.dumps({"i": i}).encode(),
+                "key": f"k{i % 7}".encode(),
+                "partition": i % 7 % 3,
+                "headers": [("h", str(i).encode())] if i % 4 == 0 else None,
+            }
+            for i in range(start, start + n)
+        ],
+    )
 
 
 def _run(make_app, src, out, state_dir, group, expected, packed, monkeypatch):
@@ -68,8 +75,12 @@ def test_packed_and_plain_paths_agree_and_share_checkpoints(make_app, kafka, tmp
     assert all([n for _, n in sorted(seq)] == list(range(1, len(seq) + 1)) for seq in per_key.values())
     assert len(per_key) == 7
     produced = kafka.consume(out, expected=210)
-    assert sorted((m.key().decode(), json.loads(m.value())["i"], json.loads(m.value())["n"]) for m in produced) == \
-        sorted((k, i, n) for k, i, n, _, _ in packed)
+    assert sorted((m.key().decode(), json.loads(m.value())["i"], json.loads(m.value())["n"]) for m in produced) == sorted(
+        (k, i, n) for k, i, n, _, _ in packed
+    )
     # headers travel inside the packed chunks
-    assert all((m.headers() or None) == ([("h", str(json.loads(m.value())["i"]).encode())]
-                                         if json.loads(m.value())["i"] % 4 == 0 else None) for m in produced)
+    assert all(
+        (m.headers() or None)
+        == ([("h", str(json.loads(m.value())["i"]).encode())] if json.loads(m.value())["i"] % 4 == 0 else None)
+        for m in produced
+    )

@@ -31,30 +31,51 @@ def app_factory(broker, tmp_path):
     """Applications on the test broker (the processor makes a producer; nothing is produced)."""
 
     def factory(**kwargs: Any) -> Application:
-        return Application(broker_address=broker.address, consumer_group="raw-json",
-                           state_dir=str(tmp_path / "state"), loglevel="WARNING", **kwargs)
+        return Application(
+            broker_address=broker.address,
+            consumer_group="raw-json",
+            state_dir=str(tmp_path / "state"),
+            loglevel="WARNING",
+            **kwargs,
+        )
 
     return factory
 
 
 def _sink(root: Path) -> TSDataLakeSink:
-    return TSDataLakeSink(s3_prefix=str(root), table_name="t", hive_columns=["year", "month", "day", "hour"],
-                          timestamp_column="ts")
+    return TSDataLakeSink(
+        s3_prefix=str(root), table_name="t", hive_columns=["year", "month", "day", "hour"], timestamp_column="ts"
+    )
 
 
 def _records(values: list[Any], topic: str = "in", start: int = 0) -> list[tuple[Any, ...]]:
     """Source records as the Kafka reader gives them: (topic, partition, offset, timestamp,
     timestamp type, key, value, headers)."""
     return [
-        (topic, 0, start + i, T0 + i, 1, f"k{i % 3}".encode(),
-         v if isinstance(v, bytes) or v is None else json.dumps(v).encode(), None)
+        (
+            topic,
+            0,
+            start + i,
+            T0 + i,
+            1,
+            f"k{i % 3}".encode(),
+            v if isinstance(v, bytes) or v is None else json.dumps(v).encode(),
+            None,
+        )
         for i, v in enumerate(values)
     ]
 
 
 def _readings(n: int) -> list[dict[str, Any]]:
-    return [{"ts": T0 + (i % 5) * HOUR_MS // 2 + i, "temp": 20 + i if i % 4 else 20.5 + i, "site": f"s{i % 2}",
-             **({"flag": i % 3 == 0} if i % 2 else {})} for i in range(n)]
+    return [
+        {
+            "ts": T0 + (i % 5) * HOUR_MS // 2 + i,
+            "temp": 20 + i if i % 4 else 20.5 + i,
+            "site": f"s{i % 2}",
+            **({"flag": i % 3 == 0} if i % 2 else {}),
+        }
+        for i in range(n)
+    ]
 
 
 def _processor(app: Application, collect: bool = False) -> TaskProcessor:

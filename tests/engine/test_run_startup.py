@@ -30,8 +30,13 @@ print(json.dumps({"rows": rows, "warmed": warmed}))
 def test_a_session_started_by_run_skips_the_warm_up_and_the_run_is_complete(broker, kafka, tmp_path):
     src = kafka.new_topic(partitions=2)
     kafka.produce(src, [{"value": json.dumps({"i": i}).encode(), "partition": i % 2} for i in range(3)])
-    proc = subprocess.run([sys.executable, "-c", _CHILD, broker.address, src, "g-startup", str(tmp_path)],
-                          env={**os.environ, "STREAMSPARK_WARMUP": "1"}, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, broker.address, src, "g-startup", str(tmp_path)],
+        env={**os.environ, "STREAMSPARK_WARMUP": "1"},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert sorted(r["i"] for r in result["rows"]) == [0, 1, 2]

@@ -46,8 +46,13 @@ class PasswordSink(BatchingSink):
 def secret_settings(address: str) -> dict[str, Any]:
     """Application settings with credentials that still connect to a plaintext broker."""
     return {
-        "broker_address": ConnectionConfig(bootstrap_servers=address, security_protocol="plaintext",
-                                           sasl_mechanism="PLAIN", sasl_username="streamspark", sasl_password=SECRET),
+        "broker_address": ConnectionConfig(
+            bootstrap_servers=address,
+            security_protocol="plaintext",
+            sasl_mechanism="PLAIN",
+            sasl_username="streamspark",
+            sasl_password=SECRET,
+        ),
         "producer_extra_config": {"ssl.key.password": SECRET},
         "consumer_extra_config": {"sasl.oauthbearer.client.secret": SECRET},
     }
@@ -132,8 +137,13 @@ def test_credentials_show_in_no_plan_log_or_checkpoint(make_app, kafka, tmp_path
     if shape == "stateless-plain":
         monkeypatch.setattr(runner_module.QueryRunner, "fuse_source", False)
     src, out = kafka.new_topic(partitions=2), kafka.new_topic()
-    kafka.produce(src, [{"value": json.dumps({"i": i, "g": f"g{i % 3}"}).encode(), "key": f"k{i % 4}".encode(),
-                         "partition": i % 2} for i in range(12)])
+    kafka.produce(
+        src,
+        [
+            {"value": json.dumps({"i": i, "g": f"g{i % 3}"}).encode(), "key": f"k{i % 4}".encode(), "partition": i % 2}
+            for i in range(12)
+        ],
+    )
     app = make_app(**secret_settings(kafka.address), **settings)
     _pipeline(app, pipeline, src, out)
     with recorded_queries(monkeypatch) as seen, app_log() as log:
@@ -165,14 +175,30 @@ def test_the_error_of_a_failing_run_shows_no_credentials(make_app, kafka, tmp_pa
     assert find_secret(log.getvalue() + explained(seen), SECRET) == []
 
 
-@pytest.mark.parametrize("key", ["sasl.password", "sasl.jaas.config", "ssl.key.password", "ssl.key.pem",
-                                 "sasl.oauthbearer.client.secret", "my.custom.secret"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "sasl.password",
+        "sasl.jaas.config",
+        "ssl.key.password",
+        "ssl.key.pem",
+        "sasl.oauthbearer.client.secret",
+        "my.custom.secret",
+    ],
+)
 def test_no_setting_reaches_the_source_options_or_the_plan(spark, key):
     # no broker needed: planning a streaming read asks the source its schema only
     value = f'org.example.Login required username="u" password="{SECRET}";' if key == "sasl.jaas.config" else SECRET
     config = {"bootstrap.servers": "127.0.0.1:1", key: value}
-    plan = PipelinePlan(run_id="r", topics={}, roots={}, producer_config=dict(config), on_consumer_error=bool,
-                        on_processing_error=bool, on_producer_error=bool)
+    plan = PipelinePlan(
+        run_id="r",
+        topics={},
+        roots={},
+        producer_config=dict(config),
+        on_consumer_error=bool,
+        on_processing_error=bool,
+        on_producer_error=bool,
+    )
     source = query_source(config, plan)
     spark.dataSource.register(source)
     options = source_options(["t"], "earliest", max_records_per_partition=10, request_timeout=5)

@@ -48,8 +48,12 @@ def test_local_sessions_log_spark_errors_only_unless_the_user_configures_log4j()
     assert "appender.console.filter.threshold.level = error" in text
     assert "org.apache.spark.sql.execution.streaming" in text
     mine = "-Dlog4j2.configurationFile=file:/etc/mine.properties"
-    assert _with_local_defaults({"spark.driver.extraJavaOptions": mine})["spark.driver.extraJavaOptions"].count(
-        "log4j2.configurationFile") == 1
+    assert (
+        _with_local_defaults({"spark.driver.extraJavaOptions": mine})["spark.driver.extraJavaOptions"].count(
+            "log4j2.configurationFile"
+        )
+        == 1
+    )
 
 
 def test_shared_session_runs_with_the_log4j_config(spark):

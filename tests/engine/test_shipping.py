@@ -28,8 +28,12 @@ def build_wheel(tmp: Path) -> Path:
         if (CHECKOUT / name).exists():
             shutil.copyfile(CHECKOUT / name, source / name)
     shutil.copytree(CHECKOUT / "streamspark", source / "streamspark", ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"),
-                           str(source)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (wheel,) = (tmp / "dist").glob("streamspark-*.whl")
     return wheel
@@ -58,11 +62,25 @@ def test_the_wheel_shipped_with_py_files_runs_where_streamspark_is_not_installed
     src = kafka.new_topic()
     kafka.produce(src, json_messages([{"i": i} for i in range(3)]))
     spark_home = Path(pyspark.__file__).parent
-    env.update(SPARK_HOME=str(spark_home), PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python,
-               SPARK_LOCAL_IP="127.0.0.1")
-    proc = subprocess.run([str(spark_home / "bin" / "spark-submit"), "--master", "local[1]", "--py-files", str(shipped),
-                           str(APP), kafka.address, src, str(tmp_path)],
-                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    env.update(SPARK_HOME=str(spark_home), PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python, SPARK_LOCAL_IP="127.0.0.1")
+    proc = subprocess.run(
+        [
+            str(spark_home / "bin" / "spark-submit"),
+            "--master",
+            "local[1]",
+            "--py-files",
+            str(shipped),
+            str(APP),
+            kafka.address,
+            src,
+            str(tmp_path),
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["driver"] == str(shipped / "streamspark" / "__init__.py")

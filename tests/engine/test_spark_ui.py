@@ -21,8 +21,12 @@ def test_the_spark_ui_shows_the_streaming_queries_and_no_credentials(kafka, tmp_
     src, out = kafka.new_topic(), kafka.new_topic()
     kafka.produce(src, json_messages([{"i": i} for i in range(10)], key=lambda v: f"k{v['i'] % 3}".encode()))
     with open(tmp_path / "app.log", "wb") as log:
-        proc = subprocess.run([sys.executable, str(APP), kafka.address, src, out, str(tmp_path), SECRET],
-                              stdout=log, stderr=subprocess.STDOUT, timeout=240)
+        proc = subprocess.run(
+            [sys.executable, str(APP), kafka.address, src, out, str(tmp_path), SECRET],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            timeout=240,
+        )
     output = (tmp_path / "app.log").read_text()
     assert proc.returncode == 0, output[-3000:]
     assert "stateless: 10 outputs" in output and "stateful: 10 outputs" in output

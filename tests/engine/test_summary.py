@@ -17,8 +17,9 @@ class _NeedsTwoArgs(Exception):
 
 def test_a_summary_survives_its_row_form():
     error = TaskError.of(KeyError("x"), Stage.PROCESSING, "t", 0, 5)
-    summary = TaskSummary(spark_partition=2, input_count=10, output_count=7, skipped=1,
-                          collected=[{"a": 1}], sink_payloads={3: ["p"]}, error=error)
+    summary = TaskSummary(
+        spark_partition=2, input_count=10, output_count=7, skipped=1, collected=[{"a": 1}], sink_payloads={3: ["p"]}, error=error
+    )
     batch = summary.as_batch()
     assert batch.schema == SUMMARY_ARROW and batch.num_rows == 1
     back = TaskSummary.from_row(batch.to_pylist()[0])
@@ -28,10 +29,12 @@ def test_a_summary_survives_its_row_form():
 
 def test_task_error_names_where_it_stopped():
     assert TaskError.of(ValueError("bad"), Stage.CONSUMER, "in", 1, 42).describe() == (
-        'consumer failed at topic="in" partition=1 offset=42: ValueError: bad')
+        'consumer failed at topic="in" partition=1 offset=42: ValueError: bad'
+    )
     # a failed delivery names no input offset; a setup failure no record at all
     assert TaskError.of(ValueError("x"), Stage.PRODUCER, "out", 0, None).describe() == (
-        'producer failed at topic="out" partition=0: ValueError: x')
+        'producer failed at topic="out" partition=0: ValueError: x'
+    )
     assert TaskError.of(ValueError("x"), Stage.SETUP, None, None, None).describe() == "setup failed: ValueError: x"
 
 
@@ -48,8 +51,10 @@ def test_stages_compare_as_their_words():
         Stage("nowhere")
 
 
-@pytest.mark.parametrize("name", ["streamspark.engine.summary", "streamspark.engine.bucketing", "streamspark.engine.lag",
-                                  "streamspark.engine.callbacks"])
+@pytest.mark.parametrize(
+    "name",
+    ["streamspark.engine.summary", "streamspark.engine.bucketing", "streamspark.engine.lag", "streamspark.engine.callbacks"],
+)
 def test_module_doctests(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

@@ -21,8 +21,7 @@ def _thresholds_stateful(value, state):
 def test_stateless_and_stateful_tasks_use_the_worker_gc_thresholds(make_app, kafka):
     assert WORKER_GC_THRESHOLDS != (700, 10, 10)  # not CPython's defaults
     src = kafka.new_topic(partitions=2)
-    kafka.produce(src, [{"value": json.dumps({"v": i}).encode(), "key": f"k{i}".encode(), "partition": i % 2}
-                        for i in range(6)])
+    kafka.produce(src, [{"value": json.dumps({"v": i}).encode(), "key": f"k{i}".encode(), "partition": i % 2} for i in range(6)])
     for step in (_thresholds, _thresholds_stateful):
         app = make_app()
         app.dataframe(app.topic(src)).apply(step, stateful=step is _thresholds_stateful)

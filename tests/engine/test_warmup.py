@@ -54,8 +54,7 @@ _QUERY_DAEMONS = ("pyspark.sql.worker.create_data_source", "pyspark.sql.worker.p
 
 
 def _session_daemons(**env: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", _CHILD], env={**os.environ, **env}, capture_output=True, text=True,
-                          timeout=240)
+    proc = subprocess.run([sys.executable, "-c", _CHILD], env={**os.environ, **env}, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

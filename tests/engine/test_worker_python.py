@@ -17,8 +17,13 @@ def test_launcher_drops_only_the_shadowing_zips_and_runs_the_same_interpreter(tm
     assert launcher != sys.executable and os.access(launcher, os.X_OK)
     kept = [str(tmp_path / "a dir"), str(tmp_path / "b*")]  # a space and a glob character survive
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([zips[0], kept[0], *zips[1:], kept[1]])}
-    out = subprocess.run([launcher, "-c", "import os, sys; print(os.environ['PYTHONPATH']); print(sys.prefix)"],
-                         env=env, capture_output=True, text=True, check=True).stdout.splitlines()
+    out = subprocess.run(
+        [launcher, "-c", "import os, sys; print(os.environ['PYTHONPATH']); print(sys.prefix)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     assert out == [os.pathsep.join(kept), sys.prefix]
 
 

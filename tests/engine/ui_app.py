@@ -21,14 +21,26 @@ def main() -> None:
     Path(work, "events").mkdir(parents=True, exist_ok=True)
     for shape in ("stateless", "stateful"):
         app = Application(
-            broker_address=ConnectionConfig(bootstrap_servers=address, security_protocol="plaintext",
-                                            sasl_mechanism="PLAIN", sasl_username="streamspark", sasl_password=secret),
+            broker_address=ConnectionConfig(
+                bootstrap_servers=address,
+                security_protocol="plaintext",
+                sasl_mechanism="PLAIN",
+                sasl_username="streamspark",
+                sasl_password=secret,
+            ),
             producer_extra_config={"ssl.key.password": secret},
-            consumer_group=f"ui-{shape}", auto_offset_reset="earliest", state_dir=f"{work}/state",
-            spark_master="local[1]", loglevel="DEBUG",
+            consumer_group=f"ui-{shape}",
+            auto_offset_reset="earliest",
+            state_dir=f"{work}/state",
+            spark_master="local[1]",
+            loglevel="DEBUG",
             # the documented switch of the Spark UI (and Spark's event log, for the check)
-            spark_conf={"spark.ui.enabled": "true", "spark.eventLog.enabled": "true",
-                        "spark.eventLog.dir": f"file://{work}/events", "spark.eventLog.compress": "false"},
+            spark_conf={
+                "spark.ui.enabled": "true",
+                "spark.eventLog.enabled": "true",
+                "spark.eventLog.dir": f"file://{work}/events",
+                "spark.eventLog.compress": "false",
+            },
         )
         sdf = app.dataframe(app.topic(src))
         if shape == "stateful":

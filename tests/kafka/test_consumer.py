@@ -30,8 +30,9 @@ def test_base_consumer_reads_stores_commits_and_closes(kafka):
     kafka.produce(topic, [{"value": b"a"}, {"value": b"b"}, {"value": b"c"}])
     group = f"g-{uuid.uuid4().hex[:8]}"
     # the arguments win over extra_config: the bogus address there is not used
-    consumer = BaseConsumer(kafka.address, group, "earliest", auto_commit_enable=False,
-                            extra_config={"bootstrap.servers": "127.0.0.1:1"})
+    consumer = BaseConsumer(
+        kafka.address, group, "earliest", auto_commit_enable=False, extra_config={"bootstrap.servers": "127.0.0.1:1"}
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     messages = _consume(consumer, 3)
     assert [m.value() for m in messages] == [b"a", b"b", b"c"]

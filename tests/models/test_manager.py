@@ -22,7 +22,8 @@ class RecordingAdmin(TopicAdmin):
                 self.created.append(topic.name)
                 cfg = topic.create_config
                 self.existing[topic.name] = TopicConfig(
-                    cfg.num_partitions, cfg.replication_factor,
+                    cfg.num_partitions,
+                    cfg.replication_factor,
                     {**cfg.extra_config, "retention.ms": "604800000", "segment.bytes": "1073741824"},
                 )
 
@@ -97,8 +98,7 @@ def test_derive_topic_config_takes_the_largest_settings():
     a, b = Topic("a"), Topic("b")
     a.broker_config = TopicConfig(2, 1, {"retention.ms": "10", "retention.bytes": "100"})
     b.broker_config = TopicConfig(4, 3, {"retention.ms": "-1", "retention.bytes": "50"})
-    assert TopicManager.derive_topic_config([a, b]) == TopicConfig(
-        4, 3, {"retention.ms": "-1", "retention.bytes": "100"})
+    assert TopicManager.derive_topic_config([a, b]) == TopicConfig(4, 3, {"retention.ms": "-1", "retention.bytes": "100"})
     with pytest.raises(ValueError):
         TopicManager.derive_topic_config([])
 

@@ -48,7 +48,7 @@ WIRE = [
     (StringSerializer("latin_1"), StringDeserializer("latin_1"), "hé", b"h\xe9"),
     (BytesSerializer(), BytesDeserializer(), b"\x00\x01", b"\x00\x01"),
     (JSONSerializer(), JSONDeserializer(), {"a": 1, "b": [2.5, None, True, "é"]}, b'{"a":1,"b":[2.5,null,true,"\xc3\xa9"]}'),
-    (JSONSerializer(), JSONDeserializer(), "x\"y", b'"x\\"y"'),
+    (JSONSerializer(), JSONDeserializer(), 'x"y', b'"x\\"y"'),
     (JSONSerializer(), JSONDeserializer(), None, b"null"),
 ]
 
@@ -69,9 +69,7 @@ def test_none_stays_a_kafka_null(ser):
     assert ser(None, CTX) is None
 
 
-@pytest.mark.parametrize(
-    "de", [StringDeserializer(), IntegerDeserializer(), DoubleDeserializer(), BytesDeserializer()]
-)
+@pytest.mark.parametrize("de", [StringDeserializer(), IntegerDeserializer(), DoubleDeserializer(), BytesDeserializer()])
 def test_none_deserializes_to_none(de):
     assert de(None, CTX) is None
 
@@ -188,8 +186,7 @@ def test_a_validator_takes_precedence_over_the_schema_and_survives_pickling(cls)
 def test_json_signatures_take_the_references_parameters():
     ser = inspect.signature(JSONSerializer).parameters
     de = inspect.signature(JSONDeserializer).parameters
-    assert list(ser) == ["dumps", "schema", "validator", "schema_registry_client_config",
-                         "schema_registry_serialization_config"]
+    assert list(ser) == ["dumps", "schema", "validator", "schema_registry_client_config", "schema_registry_serialization_config"]
     assert list(de) == ["loads", "schema", "validator", "schema_registry_client_config"]
     assert all(ser[name].default is None for name in list(ser)[1:])
     assert all(de[name].default is None for name in list(de)[1:])
@@ -221,9 +218,16 @@ def test_resolve_by_name_and_instance():
 def test_exceptions_live_at_the_references_module_path():
     from streamspark.models.serializers import exceptions
 
-    for name in ("SerializationError", "KeySerializationError", "KeyDeserializationError",
-                 "ValueSerializationError", "ValueDeserializationError", "SerializerIsNotProvidedError",
-                 "DeserializerIsNotProvidedError", "IgnoreMessage"):
+    for name in (
+        "SerializationError",
+        "KeySerializationError",
+        "KeyDeserializationError",
+        "ValueSerializationError",
+        "ValueDeserializationError",
+        "SerializerIsNotProvidedError",
+        "DeserializerIsNotProvidedError",
+        "IgnoreMessage",
+    ):
         assert issubclass(getattr(exceptions, name), Exception)
     assert issubclass(exceptions.SerializerIsNotProvidedError, ValueError)
 
@@ -250,11 +254,14 @@ def test_codec_errors_are_also_the_unicode_errors_the_codec_raised():
         StringSerializer("ascii")("é", None)
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: StringSerializer()(5, None), "'int' object has no attribute 'encode'"),
-    (lambda: IntegerDeserializer()(b"\x00\x05", None), "unpack requires a buffer of 4 bytes"),
-    (lambda: DoubleDeserializer()(b"?\xf8", None), "unpack requires a buffer of 8 bytes"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: StringSerializer()(5, None), "'int' object has no attribute 'encode'"),
+        (lambda: IntegerDeserializer()(b"\x00\x05", None), "unpack requires a buffer of 4 bytes"),
+        (lambda: DoubleDeserializer()(b"?\xf8", None), "unpack requires a buffer of 8 bytes"),
+    ],
+)
 def test_failures_start_with_the_reference_message(call, message):
     with pytest.raises(SerializationError) as caught:
         call()

@@ -75,8 +75,10 @@ def test_timestamp_extractor_gets_value_headers_ts_and_type():
     assert (row.timestamp, row.context.timestamp) == (99, 99)
     row = t.row_deserialize(message(b'{"ts": 1}', timestamp=-1, timestamp_type=0))
     assert row.timestamp == 1
-    assert seen == [([("h", b"1")], 5, TimestampType.TIMESTAMP_LOG_APPEND_TIME),
-                    (None, -1, TimestampType.TIMESTAMP_NOT_AVAILABLE)]
+    assert seen == [
+        ([("h", b"1")], 5, TimestampType.TIMESTAMP_LOG_APPEND_TIME),
+        (None, -1, TimestampType.TIMESTAMP_NOT_AVAILABLE),
+    ]
 
 
 def test_deserialize_takes_a_message_and_gives_a_kafka_message():
@@ -233,10 +235,18 @@ def test_plain_json_serializer_path_gives_the_serializers_bytes_and_errors():
 
 def test_signature_and_defaults_are_the_references():
     params = inspect.signature(Topic).parameters
-    assert list(params) == ["name", "topic_type", "create_config", "value_deserializer", "key_deserializer",
-                            "value_serializer", "key_serializer", "timestamp_extractor", "quix_name"]
-    assert [params[n].default for n in list(params)[1:]] == [
-        TopicType.REGULAR, None, "json", "bytes", "json", "bytes", None, ""]
+    assert list(params) == [
+        "name",
+        "topic_type",
+        "create_config",
+        "value_deserializer",
+        "key_deserializer",
+        "value_serializer",
+        "key_serializer",
+        "timestamp_extractor",
+        "quix_name",
+    ]
+    assert [params[n].default for n in list(params)[1:]] == [TopicType.REGULAR, None, "json", "bytes", "json", "bytes", None, ""]
 
 
 def test_broker_config_is_an_error_until_known_and_configs_are_copied():
@@ -253,8 +263,7 @@ def test_topic_types_clone_and_repr():
     t = Topic("t", topic_type=TopicType.CHANGELOG, key_serializer="str", quix_name="ws-t")
     assert (t.is_changelog, t.is_regular, t.is_repartition) == (True, False, False)
     clone = t.__clone__("t2")
-    assert (clone.name, clone.quix_name, clone.is_changelog, clone.key_serializer) == (
-        "t2", "ws-t", True, t.key_serializer)
+    assert (clone.name, clone.quix_name, clone.is_changelog, clone.key_serializer) == ("t2", "ws-t", True, t.key_serializer)
     assert repr(clone) == '<Topic name="t2">'
     assert Topic("x").quix_name == "x"
 

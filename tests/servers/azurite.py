@@ -53,16 +53,29 @@ class Azurite(ServerProcess):
                 return s.connect_ex(("127.0.0.1", self.port)) == 0
 
         self._launch(
-            [_binary(), "--silent", "--skipApiVersionCheck", "--loose", "--blobHost", "127.0.0.1",
-             "--blobPort", str(self.port), "--location", os.path.join(self.workdir, "data")],
-            listening, timeout,
+            [
+                _binary(),
+                "--silent",
+                "--skipApiVersionCheck",
+                "--loose",
+                "--blobHost",
+                "127.0.0.1",
+                "--blobPort",
+                str(self.port),
+                "--location",
+                os.path.join(self.workdir, "data"),
+            ],
+            listening,
+            timeout,
         )
         return self
 
     @property
     def connection_string(self) -> str:
-        return (f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={KEY};"
-                f"BlobEndpoint=http://127.0.0.1:{self.port}/{ACCOUNT};")
+        return (
+            f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={KEY};"
+            f"BlobEndpoint=http://127.0.0.1:{self.port}/{ACCOUNT};"
+        )
 
     @property
     def storage_options(self) -> dict[str, Any]:

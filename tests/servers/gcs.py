@@ -39,8 +39,11 @@ class GcsEmulator(ServerProcess):
             with socket.socket() as s:
                 return s.connect_ex(("127.0.0.1", self.port)) == 0
 
-        self._launch([binary, "start", "--host", "127.0.0.1", "--port", str(self.port), "--in-memory",
-                      "--default-bucket", self.bucket], listening, timeout)
+        self._launch(
+            [binary, "start", "--host", "127.0.0.1", "--port", str(self.port), "--in-memory", "--default-bucket", self.bucket],
+            listening,
+            timeout,
+        )
         return self
 
     @property

@@ -73,18 +73,44 @@ class SeaweedFS(ServerProcess):
     def start(self, timeout: float = 60.0) -> "SeaweedFS":
         config = os.path.join(self.workdir, "s3.json")
         with open(config, "w") as f:
-            json.dump({"identities": [{"name": "streamspark", "credentials": [
-                {"accessKey": self.access_key, "secretKey": self.secret_key}],
-                "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}, f)
+            json.dump(
+                {
+                    "identities": [
+                        {
+                            "name": "streamspark",
+                            "credentials": [{"accessKey": self.access_key, "secretKey": self.secret_key}],
+                            "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+                        }
+                    ]
+                },
+                f,
+            )
         ports = self._pick_ports()
         self.s3_port, self.iceberg_port = ports["s3"], ports["iceberg"]
-        self._launch([
-            _weed_binary(), "mini", f"-dir={self.workdir}/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-            f"-s3.config={config}", "-master.telemetry=false", "-admin.ui=false",
-            f"-master.port={ports['master']}", f"-volume.port={ports['volume']}", f"-filer.port={ports['filer']}",
-            f"-s3.port={ports['s3']}", f"-s3.port.iceberg={ports['iceberg']}", f"-admin.port={ports['admin']}",
-            "-s3.port.lance=0", "-webdav.port=0", f"-bucket={self.bucket}", f"-tableBucket={self.table_bucket}",
-        ], self._ready, timeout)
+        self._launch(
+            [
+                _weed_binary(),
+                "mini",
+                f"-dir={self.workdir}/data",
+                "-ip=127.0.0.1",
+                "-ip.bind=127.0.0.1",
+                f"-s3.config={config}",
+                "-master.telemetry=false",
+                "-admin.ui=false",
+                f"-master.port={ports['master']}",
+                f"-volume.port={ports['volume']}",
+                f"-filer.port={ports['filer']}",
+                f"-s3.port={ports['s3']}",
+                f"-s3.port.iceberg={ports['iceberg']}",
+                f"-admin.port={ports['admin']}",
+                "-s3.port.lance=0",
+                "-webdav.port=0",
+                f"-bucket={self.bucket}",
+                f"-tableBucket={self.table_bucket}",
+            ],
+            self._ready,
+            timeout,
+        )
         return self
 
     def _ready(self) -> bool:
@@ -108,8 +134,12 @@ class SeaweedFS(ServerProcess):
 
     @property
     def storage_options(self) -> dict[str, Any]:
-        return {"key": self.access_key, "secret": self.secret_key, "skip_instance_cache": True,
-                "client_kwargs": {"endpoint_url": self.endpoint, "region_name": "us-east-1"}}
+        return {
+            "key": self.access_key,
+            "secret": self.secret_key,
+            "skip_instance_cache": True,
+            "client_kwargs": {"endpoint_url": self.endpoint, "region_name": "us-east-1"},
+        }
 
     @property
     def catalog_properties(self) -> dict[str, str]:

@@ -101,11 +101,31 @@ class PostgreSQL(_LocalServer):
             os.chmod(self.workdir, 0o777)
             run_as = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
         if not os.path.exists(os.path.join(data, "PG_VERSION")):  # not a restart with kept data
-            subprocess.run(run_as + [initdb, "-D", data, "-U", self.user, "-A", "trust", "--no-sync", "-E", "UTF8"],
-                           check=True, capture_output=True)
-        self._launch(run_as + [postgres, "-D", data, "-p", str(self._port()), "-h", "127.0.0.1", "-k", self.workdir,
-                               "-c", "fsync=off", "-c", "max_connections=50"],
-                     lambda: _listening(self.port), timeout)
+            subprocess.run(
+                run_as + [initdb, "-D", data, "-U", self.user, "-A", "trust", "--no-sync", "-E", "UTF8"],
+                check=True,
+                capture_output=True,
+            )
+        self._launch(
+            run_as
+            + [
+                postgres,
+                "-D",
+                data,
+                "-p",
+                str(self._port()),
+                "-h",
+                "127.0.0.1",
+                "-k",
+                self.workdir,
+                "-c",
+                "fsync=off",
+                "-c",
+                "max_connections=50",
+            ],
+            lambda: _listening(self.port),
+            timeout,
+        )
         return self
 
 
@@ -115,8 +135,23 @@ class Redis(_LocalServer):
     name = "redis"
 
     def start(self, timeout: float = 30.0) -> "Redis":
-        self._launch([_which("redis-server"), "--port", str(self._port()), "--bind", "127.0.0.1", "--save", "",
-                      "--appendonly", "no", "--dir", self.workdir], lambda: _listening(self.port), timeout)
+        self._launch(
+            [
+                _which("redis-server"),
+                "--port",
+                str(self._port()),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.workdir,
+            ],
+            lambda: _listening(self.port),
+            timeout,
+        )
         return self
 
 
@@ -130,11 +165,13 @@ class InfluxDB1(_LocalServer):
         d = self.workdir
         config = os.path.join(d, "influxdb.conf")
         with open(config, "w") as f:
-            f.write(f'reporting-disabled = true\nbind-address = "127.0.0.1:{rpc}"\n'
-                    f'[meta]\n  dir = "{d}/meta"\n'
-                    f'[data]\n  dir = "{d}/data"\n  wal-dir = "{d}/wal"\n  query-log-enabled = false\n'
-                    f'[http]\n  bind-address = "127.0.0.1:{self.port}"\n  log-enabled = false\n'
-                    f'[monitor]\n  store-enabled = false\n')
+            f.write(
+                f'reporting-disabled = true\nbind-address = "127.0.0.1:{rpc}"\n'
+                f'[meta]\n  dir = "{d}/meta"\n'
+                f'[data]\n  dir = "{d}/data"\n  wal-dir = "{d}/wal"\n  query-log-enabled = false\n'
+                f'[http]\n  bind-address = "127.0.0.1:{self.port}"\n  log-enabled = false\n'
+                f"[monitor]\n  store-enabled = false\n"
+            )
         self._launch([_which("influxd"), "-config", config], lambda: _http_ok(f"{self.url}/ping"), timeout)
         return self
 
@@ -153,8 +190,9 @@ class MotoServer(_LocalServer):
 
     def start(self, timeout: float = 60.0) -> "MotoServer":
         self._port()
-        self._launch([_which("moto_server"), "-H", "127.0.0.1", "-p", str(self.port)],
-                     lambda: _http_ok(f"{self.url}/moto-api/"), timeout)
+        self._launch(
+            [_which("moto_server"), "-H", "127.0.0.1", "-p", str(self.port)], lambda: _http_ok(f"{self.url}/moto-api/"), timeout
+        )
         return self
 
 
@@ -166,9 +204,23 @@ class MongoEmulator(_LocalServer):
     def start(self, timeout: float = 60.0) -> "MongoEmulator":
         self._port()
         d = self.workdir
-        self._launch([_which("nx-27017"), "--host", "127.0.0.1", "-p", str(self.port), "--data-dir", os.path.join(d, "db"),
-                      "--log-file", os.path.join(d, "server.log"), "--pid-file", os.path.join(d, "server.pid")],
-                     lambda: _listening(self.port), timeout)
+        self._launch(
+            [
+                _which("nx-27017"),
+                "--host",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "--data-dir",
+                os.path.join(d, "db"),
+                "--log-file",
+                os.path.join(d, "server.log"),
+                "--pid-file",
+                os.path.join(d, "server.pid"),
+            ],
+            lambda: _listening(self.port),
+            timeout,
+        )
         return self
 
 
@@ -181,8 +233,11 @@ class OpenSearchEmulator(_LocalServer):
         from osmem_server import resolve_binary
 
         self._port()
-        self._launch([resolve_binary(), "--no-stdin-watch", "--no-ja", "--addr", f"127.0.0.1:{self.port}"],
-                     lambda: _http_ok(self.url), timeout)
+        self._launch(
+            [resolve_binary(), "--no-stdin-watch", "--no-ja", "--addr", f"127.0.0.1:{self.port}"],
+            lambda: _http_ok(self.url),
+            timeout,
+        )
         return self
 
 
@@ -204,8 +259,23 @@ class BigQueryEmulator(_LocalServer):
         self.port, grpc = free_port(), free_port()
         shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bqemu_shim.py")
         # HOME: where DuckDB finds the spatial extension test.sh placed
-        self._launch(["env", f"HOME={os.path.join(tools, 'home')}", python, shim, "start",
-                      "--rest-port", str(self.port), "--grpc-port", str(grpc), "--project", self.project,
-                      "--log-level", "warning"],
-                     lambda: _http_ok(f"{self.url}/bigquery/v2/projects/{self.project}/datasets"), timeout)
+        self._launch(
+            [
+                "env",
+                f"HOME={os.path.join(tools, 'home')}",
+                python,
+                shim,
+                "start",
+                "--rest-port",
+                str(self.port),
+                "--grpc-port",
+                str(grpc),
+                "--project",
+                self.project,
+                "--log-level",
+                "warning",
+            ],
+            lambda: _http_ok(f"{self.url}/bigquery/v2/projects/{self.project}/datasets"),
+            timeout,
+        )
         return self

@@ -71,7 +71,9 @@ def test_list_sink_metadata_and_paused():
     s = ListSink(metadata=True)
     s.add(5, b"k", 1, None, "t", 0, 9)
     s.flush()
-    assert list(s) == [{"_value": 5, "_key": b"k", "_timestamp": 1, "_headers": None, "_topic": "t", "_partition": 0, "_offset": 9}]
+    assert list(s) == [
+        {"_value": 5, "_key": b"k", "_timestamp": 1, "_headers": None, "_topic": "t", "_partition": 0, "_offset": 9}
+    ]
     s.add(6, b"k", 1, None, "t", 0, 10)
     s.on_paused()
     s.flush()
@@ -87,7 +89,11 @@ def test_csv_sink_header_once(tmp_path):
     s.flush()
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
-    assert rows == [["key", "value", "timestamp", "topic", "partition", "offset"], ["k", '{"a": 1}', "5", "t", "0", "1"], ["k", '{"a": 2}', "6", "t", "0", "2"]]
+    assert rows == [
+        ["key", "value", "timestamp", "topic", "partition", "offset"],
+        ["k", '{"a": 1}', "5", "t", "0", "1"],
+        ["k", '{"a": 2}', "6", "t", "0", "2"],
+    ]
 
 
 def test_list_sink_is_a_list_at_once_and_drops_a_retried_batch():

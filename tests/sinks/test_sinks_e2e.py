@@ -52,7 +52,13 @@ def test_list_sink_with_metadata(make_app, kafka):
 
 def test_csv_sink_writes_all_partitions_to_one_file(make_app, kafka, tmp_path):
     topic = kafka.new_topic(partitions=3)
-    kafka.produce(topic, [{"value": json.dumps({"i": i}).encode(), "key": f"k{i}".encode(), "partition": i % 3, "timestamp": 1000 + i} for i in range(30)])
+    kafka.produce(
+        topic,
+        [
+            {"value": json.dumps({"i": i}).encode(), "key": f"k{i}".encode(), "partition": i % 3, "timestamp": 1000 + i}
+            for i in range(30)
+        ],
+    )
     path = tmp_path / "out.csv"
     app = make_app()
     app.dataframe(app.topic(topic, key_deserializer="str")).sink(CSVSink(str(path)))

@@ -26,11 +26,11 @@ class Sources:
         self.managers.append(manager)
         return manager
 
-    def start(self, source: BaseSource, topic: Topic, manager: Optional[SourceManager] = None,
-              **kwargs: Any) -> SourceManager:
+    def start(self, source: BaseSource, topic: Topic, manager: Optional[SourceManager] = None, **kwargs: Any) -> SourceManager:
         manager = manager or self.manager()
-        manager.register(source, topic, {"bootstrap.servers": self.address}, consumer_group=self.group,
-                         loglevel="WARNING", **kwargs)
+        manager.register(
+            source, topic, {"bootstrap.servers": self.address}, consumer_group=self.group, loglevel="WARNING", **kwargs
+        )
         manager.start()
         return manager
 
@@ -66,10 +66,20 @@ class RecordingProducer:
         self.messages: list[dict[str, Any]] = []
         self.flushes = 0
 
-    def produce(self, topic: str, value: Any = None, key: Any = None, headers: Any = None, partition: Any = None,
-                timestamp: Any = None, poll_timeout: float = 0, buffer_error_max_tries: int = 0) -> None:
-        self.messages.append({"topic": topic, "value": value, "key": key, "headers": headers,
-                              "partition": partition, "timestamp": timestamp})
+    def produce(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        headers: Any = None,
+        partition: Any = None,
+        timestamp: Any = None,
+        poll_timeout: float = 0,
+        buffer_error_max_tries: int = 0,
+    ) -> None:
+        self.messages.append(
+            {"topic": topic, "value": value, "key": key, "headers": headers, "partition": partition, "timestamp": timestamp}
+        )
 
     def flush(self, timeout: Optional[float] = None) -> int:
         self.flushes += 1

@@ -40,8 +40,14 @@ class Numbers(StatefulSource):
 def replicator(app: Application, name: str, source_broker: str, source_topic: str) -> StreamingDataFrame:
     # a static member id: the restarted source takes the killed one's place in the source cluster's
     # consumer group at once (the embedded broker never expires a member that died without leaving)
-    source = KafkaReplicatorSource(name, app.config, topic=source_topic, broker_address=source_broker,
-                                   auto_offset_reset="earliest", consumer_extra_config={"group.instance.id": name})
+    source = KafkaReplicatorSource(
+        name,
+        app.config,
+        topic=source_topic,
+        broker_address=source_broker,
+        auto_offset_reset="earliest",
+        consumer_extra_config={"group.instance.id": name},
+    )
     return app.dataframe(source=source).apply(lambda v: {**v, "seen": True})
 
 

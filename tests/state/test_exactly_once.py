@@ -21,7 +21,9 @@ APP = Path(__file__).with_name("eos_app.py")
 
 def test_exactly_once_outputs_are_transactional(make_app, kafka):
     src, out = kafka.new_topic(partitions=2), kafka.new_topic()
-    kafka.produce(src, [{"value": json.dumps({"i": i}).encode(), "key": f"k{i % 3}".encode(), "partition": i % 2} for i in range(30)])
+    kafka.produce(
+        src, [{"value": json.dumps({"i": i}).encode(), "key": f"k{i % 3}".encode(), "partition": i % 2} for i in range(30)]
+    )
     app = make_app(processing_guarantee="exactly-once")
     app.dataframe(app.topic(src)).apply(count, stateful=True).to_topic(app.topic(out))
     rows = app.run(count=30, timeout=60)
@@ -33,16 +35,28 @@ def test_exactly_once_outputs_are_transactional(make_app, kafka):
 def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed, master="local[2]", mode="stateful"):
     src, out = kafka.new_topic(partitions=4), kafka.new_topic(partitions=2)
     keys = 200
-    kafka.produce(src, [{"value": json.dumps({"k": f"k{i % keys}", "i": i}).encode(), "key": f"k{i % keys}".encode(),
-                         "partition": (i % keys) % 4} for i in range(total)])
+    kafka.produce(
+        src,
+        [
+            {
+                "value": json.dumps({"k": f"k{i % keys}", "i": i}).encode(),
+                "key": f"k{i % keys}".encode(),
+                "partition": (i % keys) % 4,
+            }
+            for i in range(total)
+        ],
+    )
     state, group = str(tmp_path / "state"), f"harness-{guarantee}"
     log = open(tmp_path / "app.log", "ab")
     rnd = random.Random(seed)
 
     def start(max_records=500):
-        return subprocess.Popen([sys.executable, str(APP), broker.address, src, out, state, group, guarantee,
-                                 str(max_records), master, mode],
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, str(APP), broker.address, src, out, state, group, guarantee, str(max_records), master, mode],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def outputs():
         msgs = kafka.consume(out, expected=10**9, timeout=2, isolation="read_committed")

@@ -46,8 +46,13 @@ def test_group_by_column_counts_per_new_key_across_partitions(make_app, kafka):
     # keyed by store, spread over partitions; we count per customer
     msgs = []
     for i in range(60):
-        msgs.append({"value": json.dumps({"store": f"s{i % 3}", "customer": f"c{i % 4}", "i": i}).encode(),
-                     "key": f"s{i % 3}".encode(), "partition": i % 3})
+        msgs.append(
+            {
+                "value": json.dumps({"store": f"s{i % 3}", "customer": f"c{i % 4}", "i": i}).encode(),
+                "key": f"s{i % 3}".encode(),
+                "partition": i % 3,
+            }
+        )
     kafka.produce(src, msgs)
     app = make_app(state_buckets=4)
     sdf = app.dataframe(app.topic(src))
@@ -88,8 +93,7 @@ def test_group_by_column_then_to_topic_with_default_serializers(make_app, kafka)
     """The new key is a str; the output topic's default key serializer ("bytes") passes it on
     and the broker receives its UTF-8 bytes, as with the reference (no SerializationError)."""
     src, out = kafka.new_topic(partitions=2), kafka.new_topic()
-    msgs = [{"value": json.dumps({"zone": f"z{i % 2}", "i": i}).encode(), "key": b"dev", "partition": i % 2}
-            for i in range(6)]
+    msgs = [{"value": json.dumps({"zone": f"z{i % 2}", "i": i}).encode(), "key": b"dev", "partition": i % 2} for i in range(6)]
     kafka.produce(src, msgs)
     app = make_app(state_buckets=2)
     sdf = app.dataframe(app.topic(src))
@@ -97,5 +101,4 @@ def test_group_by_column_then_to_topic_with_default_serializers(make_app, kafka)
     sdf.to_topic(app.topic(out, value_serializer="json"))
     app.run(count=6, timeout=60)
     produced = kafka.consume(out, expected=6)
-    assert sorted((m.key(), json.loads(m.value())["i"]) for m in produced) == sorted(
-        (f"z{i % 2}".encode(), i) for i in range(6))
+    assert sorted((m.key(), json.loads(m.value())["i"]) for m in produced) == sorted((f"z{i % 2}".encode(), i) for i in range(6))

@@ -55,7 +55,9 @@ def test_scoping_by_stream_and_key_and_blob_roundtrip():
     store.state("s1", None).set("n", 4)
     store.state("s1", {"id": 1}).set("n", 5)
     again = KeyedStateStore.loads(store.dumps(), buckets=8)
-    assert [again.state(s, k).get("n") for s, k in [("s1", b"a"), ("s1", b"b"), ("s2", b"a"), ("s1", None), ("s1", {"id": 1})]] == [1, 2, 3, 4, 5]
+    assert [
+        again.state(s, k).get("n") for s, k in [("s1", b"a"), ("s1", b"b"), ("s2", b"a"), ("s1", None), ("s1", {"id": 1})]
+    ] == [1, 2, 3, 4, 5]
     with pytest.raises(StateError, match="state_buckets=8"):
         KeyedStateStore.loads(store.dumps(), buckets=16)
 
@@ -75,7 +77,12 @@ def test_state_getter_scopes_like_state_and_survives_a_purge():
     views(b"u1").set("n", 10)
     clicks(1).set("n", 7)  # not bytes: scoped by its JSON, like state()
     clicks(True).set("n", 8)  # equal to 1 in Python, a different key in state
-    assert [store.state(s, k).get("n") for s, k in [("clicks", b"u1"), ("views", b"u1"), ("clicks", 1), ("clicks", True)]] == [2, 10, 7, 8]
+    assert [store.state(s, k).get("n") for s, k in [("clicks", b"u1"), ("views", b"u1"), ("clicks", 1), ("clicks", True)]] == [
+        2,
+        10,
+        7,
+        8,
+    ]
     # a purge drops the key's emptied entries: a later set through the getter must still persist
     clicks(b"u1").delete("n")
     store.purge_expired()

@@ -22,8 +22,13 @@ def _clicks(kafka, topic, users, per_user, partitions, start=0):
     msgs = []
     for i in range(start, start + per_user):
         for u in range(users):
-            msgs.append({"value": json.dumps({"user": f"u{u}", "event_id": f"e{i}"}).encode(),
-                         "key": f"u{u}".encode(), "partition": u % partitions})
+            msgs.append(
+                {
+                    "value": json.dumps({"user": f"u{u}", "event_id": f"e{i}"}).encode(),
+                    "key": f"u{u}".encode(),
+                    "partition": u % partitions,
+                }
+            )
     kafka.produce(topic, msgs)
     return len(msgs)
 
@@ -59,7 +64,9 @@ def test_running_count_is_exact_per_key_and_survives_restart(make_app, kafka):
 def test_dedupe_and_two_stateful_steps_share_the_stream_state(make_app, kafka):
     src = kafka.new_topic(partitions=2)
     events = [("a", "x"), ("a", "y"), ("b", "x"), ("a", "x"), ("b", "x"), ("b", "z")]
-    kafka.produce(src, [{"value": json.dumps({"e": e}).encode(), "key": k.encode(), "partition": 0 if k == "a" else 1} for k, e in events])
+    kafka.produce(
+        src, [{"value": json.dumps({"e": e}).encode(), "key": k.encode(), "partition": 0 if k == "a" else 1} for k, e in events]
+    )
     app = make_app()
     sdf = app.dataframe(app.topic(src))
     sdf = sdf.filter(lambda v, state: not state.exists(v["e"]), stateful=True)

@@ -30,8 +30,14 @@ def _transaction(address: str, topic: str, first: int, commit: bool) -> None:
 
 
 def _read_committed(address: str, topic: str, start: int) -> list[int]:
-    consumer = Consumer({"bootstrap.servers": address, "group.id": f"{topic}-reader",
-                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": address,
+            "group.id": f"{topic}-reader",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+        }
+    )
     consumer.assign([TopicPartition(topic, 0, start)])
     got: list[int] = []
     deadline = time.monotonic() + 5
@@ -41,13 +47,16 @@ def _read_committed(address: str, topic: str, start: int) -> list[int]:
     return got
 
 
-@pytest.mark.xfail(strict=True, reason="noida-db 0.2.3 hides a producer's committed records from a read_committed "
-                                       "fetch that starts past the abort marker of its aborted transaction")
+@pytest.mark.xfail(
+    strict=True,
+    reason="noida-db 0.2.3 hides a producer's committed records from a read_committed "
+    "fetch that starts past the abort marker of its aborted transaction",
+)
 def test_read_committed_from_past_an_abort_marker_gets_the_later_committed_records(broker, kafka):
     topic = kafka.new_topic()
-    _transaction(broker.address, topic, 0, commit=True)     # offsets 0-4, marker 5
-    _transaction(broker.address, topic, 5, commit=False)    # offsets 6-10, abort marker 11
-    _transaction(broker.address, topic, 10, commit=True)    # offsets 12-16, marker 17
+    _transaction(broker.address, topic, 0, commit=True)  # offsets 0-4, marker 5
+    _transaction(broker.address, topic, 5, commit=False)  # offsets 6-10, abort marker 11
+    _transaction(broker.address, topic, 10, commit=True)  # offsets 12-16, marker 17
     # from the start the reader sees the aborted transaction's marker and every committed record
     assert _read_committed(broker.address, topic, 0) == [0, 1, 2, 3, 4, 10, 11, 12, 13, 14]
     # from past the abort marker it must still see the later committed transaction

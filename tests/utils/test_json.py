@@ -8,8 +8,9 @@ from streamspark.models.serializers import JSONDeserializer
 from streamspark.utils.json import dumps, loads
 
 
-@pytest.mark.parametrize("value", [b'{"a":[1,2.5,null]}', bytearray(b'{"a":[1,2.5,null]}'), '{"a":[1,2.5,null]}',
-                                   memoryview(b'{"a":[1,2.5,null]}')])
+@pytest.mark.parametrize(
+    "value", [b'{"a":[1,2.5,null]}', bytearray(b'{"a":[1,2.5,null]}'), '{"a":[1,2.5,null]}', memoryview(b'{"a":[1,2.5,null]}')]
+)
 def test_loads_takes_bytes_and_text(value):
     assert loads(value) == {"a": [1, 2.5, None]}
 

@@ -2,11 +2,31 @@
 
 from .exceptions import InvalidOperation, InvalidTopology
 from .stream import (
-    BatchedWindow, Emitter, JoinStep, PushFn, ReturningFn, StateProvider, Stream, StreamNode, compose, describe,
+    BatchedWindow,
+    Emitter,
+    JoinStep,
+    PushFn,
+    ReturningFn,
+    StateProvider,
+    Stream,
+    StreamNode,
+    compose,
+    describe,
     sources_of,
 )
 
 __all__ = (
-    "Stream", "StreamNode", "compose", "describe", "Emitter", "StateProvider", "PushFn", "ReturningFn",
-    "BatchedWindow", "JoinStep", "InvalidTopology", "InvalidOperation", "sources_of",
+    "Stream",
+    "StreamNode",
+    "compose",
+    "describe",
+    "Emitter",
+    "StateProvider",
+    "PushFn",
+    "ReturningFn",
+    "BatchedWindow",
+    "JoinStep",
+    "InvalidTopology",
+    "InvalidOperation",
+    "sources_of",
 )

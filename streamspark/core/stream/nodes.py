@@ -26,9 +26,27 @@ from ...context import _current_message_context
 from .exceptions import InvalidTopology
 
 __all__ = (
-    "PushFn", "StateProvider", "Emitter", "JoinStep", "CompileContext", "StreamNode", "RootNode", "ApplyNode",
-    "UpdateNode", "FilterNode", "TransformNode", "WindowNode", "GroupByNode", "ToTopicNode", "SinkNode", "MergeNode",
-    "MergeIntoNode", "BatchedWindow", "describe", "chain_of", "returning_function",
+    "PushFn",
+    "StateProvider",
+    "Emitter",
+    "JoinStep",
+    "CompileContext",
+    "StreamNode",
+    "RootNode",
+    "ApplyNode",
+    "UpdateNode",
+    "FilterNode",
+    "TransformNode",
+    "WindowNode",
+    "GroupByNode",
+    "ToTopicNode",
+    "SinkNode",
+    "MergeNode",
+    "MergeIntoNode",
+    "BatchedWindow",
+    "describe",
+    "chain_of",
+    "returning_function",
 )
 
 #: push(value, key, timestamp_ms, headers) -> None
@@ -183,8 +201,9 @@ class _FunctionNode(StreamNode):
 
     __slots__ = ("func", "expand", "metadata", "stream_id")
 
-    def __init__(self, func: Callable[..., Any], *, expand: bool = False, metadata: bool = False,
-                 stream_id: Optional[str] = None) -> None:
+    def __init__(
+        self, func: Callable[..., Any], *, expand: bool = False, metadata: bool = False, stream_id: Optional[str] = None
+    ) -> None:
         super().__init__()
         self.func = func
         self.expand = expand
@@ -241,8 +260,14 @@ class _ReturningNode(_FunctionNode):
 
     __slots__ = ("returning",)
 
-    def __init__(self, func: Optional[Callable[..., Any]], *, metadata: bool = False, stream_id: Optional[str] = None,
-                 returning: Optional[StreamNode] = None) -> None:
+    def __init__(
+        self,
+        func: Optional[Callable[..., Any]],
+        *,
+        metadata: bool = False,
+        stream_id: Optional[str] = None,
+        returning: Optional[StreamNode] = None,
+    ) -> None:
         super().__init__(func if func is not None else _identity, metadata=metadata, stream_id=stream_id)
         if returning is None and func is None:
             raise ValueError(f"A {self.kind} step needs a function")
@@ -449,8 +474,7 @@ class MergeNode(StreamNode):
     kind = "merge"
     __slots__ = ("merged_from", "join", "stream_id")
 
-    def __init__(self, merged_from: list[StreamNode], join: Optional[JoinStep] = None,
-                 stream_id: Optional[str] = None) -> None:
+    def __init__(self, merged_from: list[StreamNode], join: Optional[JoinStep] = None, stream_id: Optional[str] = None) -> None:
         super().__init__()
         self.merged_from = merged_from
         self.join = join

@@ -47,8 +47,17 @@ from .nodes import (
 )
 
 __all__ = (
-    "Stream", "StreamNode", "compose", "describe", "Emitter", "StateProvider", "PushFn", "ReturningFn",
-    "BatchedWindow", "JoinStep", "sources_of",
+    "Stream",
+    "StreamNode",
+    "compose",
+    "describe",
+    "Emitter",
+    "StateProvider",
+    "PushFn",
+    "ReturningFn",
+    "BatchedWindow",
+    "JoinStep",
+    "sources_of",
 )
 
 #: f(value, key, timestamp_ms, headers) -> (value, key, timestamp_ms, headers)
@@ -69,8 +78,9 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _check_allowed(node: StreamNode, filters: bool = True, expands: bool = True, updates: bool = True,
-                   transforms: bool = True) -> None:
+def _check_allowed(
+    node: StreamNode, filters: bool = True, expands: bool = True, updates: bool = True, transforms: bool = True
+) -> None:
     """Raise ``ValueError`` for a step a composition does not allow (as the reference's compose does)."""
     message = node.not_returning
     if message is not None:
@@ -218,8 +228,7 @@ class Stream:
         if clash:
             stream, name = clash[0]
             raise InvalidOperation(
-                f'A join already stores the records of "{stream}" in the store "{name}": '
-                "pass a different name= to this join"
+                f'A join already stores the records of "{stream}" in the store "{name}": pass a different name= to this join'
             )
         joined = self.merge(other)
         assert isinstance(joined.node, MergeNode)

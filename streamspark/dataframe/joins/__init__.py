@@ -14,6 +14,14 @@ from .join_interval import IntervalJoin, IntervalJoinHow
 from .utils import keep_left_merger, keep_right_merger, raise_merger
 
 __all__ = (
-    "Join", "OnOverlap", "OnOverlap_choices", "AsOfJoin", "AsOfJoinHow", "IntervalJoin", "IntervalJoinHow",
-    "keep_left_merger", "keep_right_merger", "raise_merger",
+    "Join",
+    "OnOverlap",
+    "OnOverlap_choices",
+    "AsOfJoin",
+    "AsOfJoinHow",
+    "IntervalJoin",
+    "IntervalJoinHow",
+    "keep_left_merger",
+    "keep_right_merger",
+    "raise_merger",
 )

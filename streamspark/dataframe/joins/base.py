@@ -122,6 +122,8 @@ def _warn_on_key_types(left: "StreamingDataFrame", right: "StreamingDataFrame") 
         logging.getLogger(__name__).warning(
             'Joining "%s" (keys read by %s) with "%s" (keys read by %s): records join only when their '
             "deserialized keys are equal, so keys of different types never match",
-            left.topic.name if left.topic else left.stream_id, type(lkey).__name__,
-            right.topic.name if right.topic else right.stream_id, type(rkey).__name__,
+            left.topic.name if left.topic else left.stream_id,
+            type(lkey).__name__,
+            right.topic.name if right.topic else right.stream_id,
+            type(rkey).__name__,
         )

@@ -204,8 +204,10 @@ class ColumnarTimeWindow:
             rows = list(zip(*(results[name] for name in names)))
             emitted = [dict(zip(names, rows[w]), start=starts[w], end=starts[w] + duration) for w in closed_l]
         if not actions:  # no late records: the outputs alone, grouped by the record closing them
-            return [(at, [("emit", r) for _, r in group])
-                    for at, group in itertools.groupby(zip(closes_at[closed_w].tolist(), emitted), key=lambda e: e[0])]
+            return [
+                (at, [("emit", r) for _, r in group])
+                for at, group in itertools.groupby(zip(closes_at[closed_w].tolist(), emitted), key=lambda e: e[0])
+            ]
         for at, result in zip(closes_at[closed_w].tolist(), emitted):
             todo = actions.get(at)
             if todo is None:
@@ -232,8 +234,13 @@ class ColumnarTimeWindow:
         return columns
 
     def _aggregate(
-        self, columns: dict[Optional[str], list[Any]], arec: np.ndarray, wid_acc: np.ndarray,
-        wid_old: np.ndarray, old_states: list[dict[str, Any]], nw: int,
+        self,
+        columns: dict[Optional[str], list[Any]],
+        arec: np.ndarray,
+        wid_acc: np.ndarray,
+        wid_old: np.ndarray,
+        old_states: list[dict[str, Any]],
+        nw: int,
     ) -> Optional[tuple[dict[str, list[Any]], dict[str, list[Any]]]]:
         """Every window's new state and result per aggregation, as ``({state key: [per window]},
         {output name: [per window]})`` (None: the batch needs the general path)."""
@@ -271,8 +278,11 @@ class ColumnarTimeWindow:
                 if not all(_exact_number(o) for o in old_totals):
                     return None
                 # in record order, starting from the stored value: the general path's additions
-                totals = np.bincount(np.concatenate([wid_old, wids]),
-                                     weights=np.concatenate([np.asarray(old_totals, dtype=np.float64), x]), minlength=nw)
+                totals = np.bincount(
+                    np.concatenate([wid_old, wids]),
+                    weights=np.concatenate([np.asarray(old_totals, dtype=np.float64), x]),
+                    minlength=nw,
+                )
                 if kind is Mean:
                     old_n = np.zeros(nw, dtype=np.int64)
                     if old_w:
@@ -319,8 +329,6 @@ class ColumnarTimeWindow:
                     kept[w] = vals[j]
             states[state_key] = results[name] = kept
         return states, results
-
-
 
 
 def _scope(key: Any) -> Any:

@@ -14,8 +14,15 @@ from typing import Any, Callable, Optional, Protocol
 from ...context import _current_message_context
 from .aggregations import BaseAggregator, BaseCollector
 
-__all__ = ("Aggregation", "WindowStore", "TimeWindowProcessor", "SlidingWindowProcessor",
-           "CountWindowProcessor", "SessionWindowProcessor", "window_ranges")
+__all__ = (
+    "Aggregation",
+    "WindowStore",
+    "TimeWindowProcessor",
+    "SlidingWindowProcessor",
+    "CountWindowProcessor",
+    "SessionWindowProcessor",
+    "window_ranges",
+)
 
 logger = logging.getLogger(__name__)
 
@@ -75,8 +82,10 @@ class Aggregation:
     def add(self, states: Optional[dict[str, Any]], value: Any, timestamp: int) -> dict[str, Any]:
         if states is None:
             states = self.initialize()
-        return {k: agg.agg(states[k] if k in states else agg.initialize(), value, timestamp)
-                for k, (_, agg) in self.aggregators.items()}
+        return {
+            k: agg.agg(states[k] if k in states else agg.initialize(), value, timestamp)
+            for k, (_, agg) in self.aggregators.items()
+        }
 
     def merge(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         """The states of two merged sessions (``a`` starts earlier) combined."""
@@ -153,14 +162,30 @@ class _Base:
         ctx = _current_message_context.get()
         log = True
         if self.on_late is not None:
-            log = bool(self.on_late(value, key, ts, late_by, start, end, self.name,
-                                    ctx.topic if ctx else None, ctx.partition if ctx else None,
-                                    ctx.offset if ctx else None))
+            log = bool(
+                self.on_late(
+                    value,
+                    key,
+                    ts,
+                    late_by,
+                    start,
+                    end,
+                    self.name,
+                    ctx.topic if ctx else None,
+                    ctx.partition if ctx else None,
+                    ctx.offset if ctx else None,
+                )
+            )
         if log:
             where = f" partition={ctx.topic}[{ctx.partition}] offset={ctx.offset}" if ctx else ""
             logger.warning(
-                "Skipping window processing for the closed window timestamp_ms=%d window=(%d, %d) "
-                "late_by_ms=%d store_name=%s%s", ts, start, end, late_by, self.name, where,
+                "Skipping window processing for the closed window timestamp_ms=%d window=(%d, %d) late_by_ms=%d store_name=%s%s",
+                ts,
+                start,
+                end,
+                late_by,
+                self.name,
+                where,
             )
 
 
@@ -203,8 +228,7 @@ class _EventTime:
             keys[repr(key)] = (key, due)
             index["min_due"] = min(index.get("min_due", math.inf), due)
 
-    def expire_due(self, store: WindowStore, threshold: int,
-                   expire: Callable[[Any], KeyResults]) -> KeyResults:
+    def expire_due(self, store: WindowStore, threshold: int, expire: Callable[[Any], KeyResults]) -> KeyResults:
         """Partition closing: ``expire(key)`` for the keys (in a stable order) whose windows may
         close at ``threshold``; the partition's earliest due threshold skips the scan otherwise."""
         index = store.window_data(self.name, _partition_scope())
@@ -236,8 +260,16 @@ class TimeWindowProcessor(_Base):
     closed is late for it (dropped there, reported through ``on_late``).
     """
 
-    def __init__(self, name: str, aggregation: Aggregation, duration_ms: int, grace_ms: int = 0,
-                 step_ms: Optional[int] = None, on_late: Optional[OnLate] = None, by_partition: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        aggregation: Aggregation,
+        duration_ms: int,
+        grace_ms: int = 0,
+        step_ms: Optional[int] = None,
+        on_late: Optional[OnLate] = None,
+        by_partition: bool = False,
+    ) -> None:
         super().__init__(name, aggregation, on_late)
         self.duration_ms = duration_ms
         self.grace_ms = grace_ms
@@ -272,8 +304,7 @@ class TimeWindowProcessor(_Base):
                 data.setdefault("items", []).append((ts, seq, agg.collect_value(value)))
             self.clock.track(store, key, min(windows))
         if self.clock.by_partition:
-            expired = self.clock.expire_due(store, max_expired_start,
-                                            lambda other: self._expire(store, other, max_expired_start))
+            expired = self.clock.expire_due(store, max_expired_start, lambda other: self._expire(store, other, max_expired_start))
         else:
             expired = self._expire(store, key, max_expired_start, data)
         return updated, expired
@@ -287,8 +318,7 @@ class TimeWindowProcessor(_Base):
         data["latest"] = max(data.get("latest") or 0, windows[last_start][0] + self.grace_ms)
         return self._expire(store, key, last_start, data)
 
-    def _expire(self, store: WindowStore, key: Any, max_expired_start: int,
-                data: Optional[dict[str, Any]] = None) -> KeyResults:
+    def _expire(self, store: WindowStore, key: Any, max_expired_start: int, data: Optional[dict[str, Any]] = None) -> KeyResults:
         if data is None:
             data = store.window_data(self.name, key)
         windows: dict[int, list[Any]] = data.get("windows", {})
@@ -320,8 +350,9 @@ class SlidingWindowProcessor(_Base):
     reaches ``end + grace_ms + 1``.
     """
 
-    def __init__(self, name: str, aggregation: Aggregation, duration_ms: int, grace_ms: int = 0,
-                 on_late: Optional[OnLate] = None) -> None:
+    def __init__(
+        self, name: str, aggregation: Aggregation, duration_ms: int, grace_ms: int = 0, on_late: Optional[OnLate] = None
+    ) -> None:
         super().__init__(name, aggregation, on_late)
         self.duration_ms = duration_ms
         self.grace_ms = grace_ms
@@ -460,8 +491,15 @@ class SessionWindowProcessor(_Base):
     - 2 * gap - grace`` (no record that is not late can extend it any more).
     """
 
-    def __init__(self, name: str, aggregation: Aggregation, gap_ms: int, grace_ms: int = 0,
-                 on_late: Optional[OnLate] = None, by_partition: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        aggregation: Aggregation,
+        gap_ms: int,
+        grace_ms: int = 0,
+        on_late: Optional[OnLate] = None,
+        by_partition: bool = False,
+    ) -> None:
         super().__init__(name, aggregation, on_late)
         if gap_ms <= 0:
             raise ValueError("gap_ms must be positive")
@@ -511,8 +549,7 @@ class SessionWindowProcessor(_Base):
         self.clock.track(store, key, session["end"])
         updated: KeyResults = [(key, self._result(session))] if want_updates else []
         if self.clock.by_partition:
-            expired = self.clock.expire_due(store, close_before,
-                                            lambda other: self._expire(store, other, close_before))
+            expired = self.clock.expire_due(store, close_before, lambda other: self._expire(store, other, close_before))
         else:
             expired = self._expire(store, key, close_before, data)
         return updated, expired
@@ -526,8 +563,7 @@ class SessionWindowProcessor(_Base):
         data["latest"] = max(data.get("latest") or 0, last_end + 2 * self.gap_ms + self.grace_ms)
         return self._expire(store, key, last_end, data)
 
-    def _expire(self, store: WindowStore, key: Any, close_before: int,
-                data: Optional[dict[str, Any]] = None) -> KeyResults:
+    def _expire(self, store: WindowStore, key: Any, close_before: int, data: Optional[dict[str, Any]] = None) -> KeyResults:
         if data is None:
             data = store.window_data(self.name, key)
         sessions = data.get("sessions", [])

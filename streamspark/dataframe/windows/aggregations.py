@@ -20,8 +20,21 @@ import abc
 from typing import Any, Callable, Generic, Iterable, Optional, TypeVar
 
 __all__ = (
-    "BaseAggregator", "Aggregator", "BaseCollector", "Collector",
-    "Count", "Sum", "Mean", "Max", "Min", "Earliest", "Latest", "First", "Last", "Reduce", "Collect",
+    "BaseAggregator",
+    "Aggregator",
+    "BaseCollector",
+    "Collector",
+    "Count",
+    "Sum",
+    "Mean",
+    "Max",
+    "Min",
+    "Earliest",
+    "Latest",
+    "First",
+    "Last",
+    "Reduce",
+    "Collect",
 )
 
 S = TypeVar("S")
@@ -54,9 +67,7 @@ class BaseAggregator(abc.ABC, Generic[S]):
 
         :raises NotImplementedError: this aggregator cannot merge (not usable in session windows).
         """
-        raise NotImplementedError(
-            f"{type(self).__name__} does not support merging and cannot be used with session windows"
-        )
+        raise NotImplementedError(f"{type(self).__name__} does not support merging and cannot be used with session windows")
 
     @property
     def mergeable(self) -> bool:
@@ -250,8 +261,9 @@ class Reduce(Aggregator[Any], Generic[R]):
     ``merger(a, b)`` combines the states of two merged sessions; session windows need it.
     """
 
-    def __init__(self, reducer: Callable[[R, Any], R], initializer: Callable[[Any], R],
-                 merger: Optional[Callable[[R, R], R]] = None) -> None:
+    def __init__(
+        self, reducer: Callable[[R, Any], R], initializer: Callable[[Any], R], merger: Optional[Callable[[R, R], R]] = None
+    ) -> None:
         super().__init__(None)
         self._reducer = reducer
         self._initializer = initializer
@@ -269,8 +281,7 @@ class Reduce(Aggregator[Any], Generic[R]):
     def merge(self, a: Any, b: Any) -> Any:
         if self._merger is None:
             raise NotImplementedError(
-                "Reduce does not support merging and cannot be used with session windows unless a "
-                "`merger=` function is provided"
+                "Reduce does not support merging and cannot be used with session windows unless a `merger=` function is provided"
             )
         return self._merger(a, b)
 

@@ -109,8 +109,10 @@ class Window(abc.ABC):
             if idle <= 0:
                 raise ValueError("close_idle_after must be positive")
             if closing_strategy != "key":
-                raise TypeError('close_idle_after works with closing_strategy="key" (partition closing already '
-                                "closes the windows of quiet keys)")
+                raise TypeError(
+                    'close_idle_after works with closing_strategy="key" (partition closing already '
+                    "closes the windows of quiet keys)"
+                )
         return self._apply("final", closing_strategy, idle)
 
     def _apply(self, emit: str, closing_strategy: str, idle_ms: Optional[int] = None) -> "StreamingDataFrame":

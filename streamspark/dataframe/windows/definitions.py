@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar, Uni
 
 from . import _process
 from .aggregations import (
-    BaseAggregator, BaseCollector, Collect, Count, Max, Mean, Min, Reduce, Sum,
+    BaseAggregator,
+    BaseCollector,
+    Collect,
+    Count,
+    Max,
+    Mean,
+    Min,
+    Reduce,
+    Sum,
 )
 from ...core.stream.exceptions import InvalidOperation
 from .base import CollectorInCurrentWindow, Window, to_ms
@@ -26,9 +34,17 @@ if TYPE_CHECKING:
     from ..dataframe import StreamingDataFrame
 
 __all__ = (
-    "WindowDefinition", "Window", "TumblingTimeWindowDefinition", "HoppingTimeWindowDefinition",
-    "SlidingTimeWindowDefinition", "TumblingCountWindowDefinition", "HoppingCountWindowDefinition",
-    "SlidingCountWindowDefinition", "SessionWindowDefinition", "CollectorInCurrentWindow", "to_ms",
+    "WindowDefinition",
+    "Window",
+    "TumblingTimeWindowDefinition",
+    "HoppingTimeWindowDefinition",
+    "SlidingTimeWindowDefinition",
+    "TumblingCountWindowDefinition",
+    "HoppingCountWindowDefinition",
+    "SlidingCountWindowDefinition",
+    "SessionWindowDefinition",
+    "CollectorInCurrentWindow",
+    "to_ms",
 )
 
 #: kept under its former name
@@ -45,8 +61,9 @@ class WindowDefinition(Generic[_WindowT]):
     #: the class of the windows this definition makes
     _window_class: type[_WindowT]
 
-    def __init__(self, dataframe: "StreamingDataFrame", name: Optional[str],
-                 on_late: Optional[Callable[..., Optional[bool]]] = None) -> None:
+    def __init__(
+        self, dataframe: "StreamingDataFrame", name: Optional[str], on_late: Optional[Callable[..., Optional[bool]]] = None
+    ) -> None:
         self._dataframe = dataframe
         self._name = name
         self._on_late = on_late
@@ -63,8 +80,9 @@ class WindowDefinition(Generic[_WindowT]):
         prefix = f"{self._name}_{self._kind}" if self._name else self._kind
         return f"{prefix}{self._params()}" + (f"_{op}" if op else "")
 
-    def _window(self, aggregators: dict[str, BaseAggregator], collectors: dict[str, BaseCollector],
-                single: bool, op: Optional[str]) -> _WindowT:
+    def _window(
+        self, aggregators: dict[str, BaseAggregator], collectors: dict[str, BaseCollector], single: bool, op: Optional[str]
+    ) -> _WindowT:
         return self._window_class(self, _process.Aggregation(aggregators, collectors, single), self._store_name(op))
 
     def _single(self, op: str, aggregation: Union[BaseAggregator, BaseCollector]) -> _WindowT:
@@ -92,8 +110,13 @@ class WindowDefinition(Generic[_WindowT]):
         """Smallest value."""
         return self._single("min", Min())
 
-    def reduce(self, reducer: Callable[[Any, Any], Any], initializer: Callable[[Any], Any], *,
-               merger: Optional[Callable[[Any, Any], Any]] = None) -> _WindowT:
+    def reduce(
+        self,
+        reducer: Callable[[Any, Any], Any],
+        initializer: Callable[[Any], Any],
+        *,
+        merger: Optional[Callable[[Any, Any], Any]] = None,
+    ) -> _WindowT:
         """``initializer(first value)``, then ``reducer(aggregate, value)`` (``merger``: see :class:`Reduce`)."""
         return self._single("reduce", Reduce(reducer, initializer, merger))
 
@@ -122,10 +145,15 @@ class WindowDefinition(Generic[_WindowT]):
 class _TimeDefinition(WindowDefinition[TimeWindow]):
     _window_class = TimeWindow
 
-    def __init__(self, dataframe: "StreamingDataFrame", duration_ms: Union[int, timedelta],
-                 grace_ms: Union[int, timedelta] = 0, name: Optional[str] = None,
-                 on_late: Optional[Callable[..., Optional[bool]]] = None,
-                 step_ms: Optional[Union[int, timedelta]] = None) -> None:
+    def __init__(
+        self,
+        dataframe: "StreamingDataFrame",
+        duration_ms: Union[int, timedelta],
+        grace_ms: Union[int, timedelta] = 0,
+        name: Optional[str] = None,
+        on_late: Optional[Callable[..., Optional[bool]]] = None,
+        step_ms: Optional[Union[int, timedelta]] = None,
+    ) -> None:
         super().__init__(dataframe, name, on_late)
         self.duration_ms = to_ms(duration_ms, "duration_ms")
         self.grace_ms = to_ms(grace_ms, "grace_ms")
@@ -135,9 +163,7 @@ class _TimeDefinition(WindowDefinition[TimeWindow]):
         if self.grace_ms < 0:
             raise ValueError("Window grace cannot be smaller than 0ms")
         if self.step_ms is not None and not 0 < self.step_ms < self.duration_ms:
-            raise ValueError(
-                f"Window step size must be smaller than duration and bigger than 0ms, got {self.step_ms}ms"
-            )
+            raise ValueError(f"Window step size must be smaller than duration and bigger than 0ms, got {self.step_ms}ms")
 
     def _params(self) -> str:
         step = f"_{self.step_ms}" if self.step_ms else ""
@@ -148,16 +174,16 @@ class TumblingTimeWindowDefinition(_TimeDefinition):
     _kind = "tumbling_window"
 
     def _processor(self, aggregation: _process.Aggregation, name: str, by_partition: bool) -> Any:
-        return _process.TimeWindowProcessor(name, aggregation, self.duration_ms, self.grace_ms, None,
-                                            self._on_late, by_partition)
+        return _process.TimeWindowProcessor(name, aggregation, self.duration_ms, self.grace_ms, None, self._on_late, by_partition)
 
 
 class HoppingTimeWindowDefinition(_TimeDefinition):
     _kind = "hopping_window"
 
     def _processor(self, aggregation: _process.Aggregation, name: str, by_partition: bool) -> Any:
-        return _process.TimeWindowProcessor(name, aggregation, self.duration_ms, self.grace_ms, self.step_ms,
-                                            self._on_late, by_partition)
+        return _process.TimeWindowProcessor(
+            name, aggregation, self.duration_ms, self.grace_ms, self.step_ms, self._on_late, by_partition
+        )
 
 
 class SlidingTimeWindowDefinition(_TimeDefinition):
@@ -173,8 +199,9 @@ class SlidingTimeWindowDefinition(_TimeDefinition):
 class _CountDefinition(WindowDefinition[CountWindow]):
     _window_class = CountWindow
 
-    def __init__(self, dataframe: "StreamingDataFrame", count: int, step: Optional[int] = None,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self, dataframe: "StreamingDataFrame", count: int, step: Optional[int] = None, name: Optional[str] = None
+    ) -> None:
         super().__init__(dataframe, name)
         if isinstance(count, bool) or not isinstance(count, int):
             raise TypeError(f"Window count must be an int, got {type(count).__name__}")
@@ -213,9 +240,14 @@ class SessionWindowDefinition(WindowDefinition[TimeWindow]):
     _kind = "session_window"
     _window_class = SessionWindow
 
-    def __init__(self, dataframe: "StreamingDataFrame", inactivity_gap_ms: Union[int, timedelta],
-                 grace_ms: Union[int, timedelta] = 0, name: Optional[str] = None,
-                 on_late: Optional[Callable[..., Optional[bool]]] = None) -> None:
+    def __init__(
+        self,
+        dataframe: "StreamingDataFrame",
+        inactivity_gap_ms: Union[int, timedelta],
+        grace_ms: Union[int, timedelta] = 0,
+        name: Optional[str] = None,
+        on_late: Optional[Callable[..., Optional[bool]]] = None,
+    ) -> None:
         super().__init__(dataframe, name, on_late)
         self.inactivity_gap_ms = to_ms(inactivity_gap_ms, "inactivity_gap_ms")
         self.grace_ms = to_ms(grace_ms, "grace_ms")
@@ -227,8 +259,9 @@ class SessionWindowDefinition(WindowDefinition[TimeWindow]):
     def _params(self) -> str:
         return f"_{self.inactivity_gap_ms}"
 
-    def _window(self, aggregators: dict[str, BaseAggregator], collectors: dict[str, BaseCollector],
-                single: bool, op: Optional[str]) -> TimeWindow:
+    def _window(
+        self, aggregators: dict[str, BaseAggregator], collectors: dict[str, BaseCollector], single: bool, op: Optional[str]
+    ) -> TimeWindow:
         non_mergeable = [column for column, aggregator in aggregators.items() if not aggregator.mergeable]
         if non_mergeable:
             raise InvalidOperation(
@@ -241,5 +274,6 @@ class SessionWindowDefinition(WindowDefinition[TimeWindow]):
         return super()._window(aggregators, collectors, single, op)
 
     def _processor(self, aggregation: _process.Aggregation, name: str, by_partition: bool) -> Any:
-        return _process.SessionWindowProcessor(name, aggregation, self.inactivity_gap_ms, self.grace_ms,
-                                               self._on_late, by_partition)
+        return _process.SessionWindowProcessor(
+            name, aggregation, self.inactivity_gap_ms, self.grace_ms, self._on_late, by_partition
+        )

@@ -107,9 +107,7 @@ class AvroSerializer(ConfluentBacked, Serializer):
         }
         if self._serialization_config is not None:
             conf.update(self._serialization_config.as_dict(include=_SERIALIZER_CONF))
-        return avro.AvroSerializer(
-            registry_client(self._client_config), json.dumps(self._schema), conf=conf
-        )
+        return avro.AvroSerializer(registry_client(self._client_config), json.dumps(self._schema), conf=conf)
 
 
 #: fastavro ``schemaless_reader``'s defaults for the options AvroDeserializer passes on

@@ -30,8 +30,7 @@ def import_optional(module: str, extra: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         raise ImportError(
-            f"{module} is needed here but cannot be imported ({exc}); "
-            f"install it with `pip install streamspark[{extra}]`"
+            f"{module} is needed here but cannot be imported ({exc}); install it with `pip install streamspark[{extra}]`"
         ) from exc
 
 

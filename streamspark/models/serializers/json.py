@@ -130,8 +130,10 @@ class JSONSerializer(ConfluentBacked, _Validating, Serializer):
         schema_registry_serialization_config: Optional[SchemaRegistrySerializationConfig] = None,
     ) -> None:
         self._use_registry(schema_registry_client_config, schema_registry_serialization_config)
-        if schema_registry_client_config is not None and not schema and not (
-            schema_registry_serialization_config is not None and schema_registry_serialization_config.use_latest_version
+        if (
+            schema_registry_client_config is not None
+            and not schema
+            and not (schema_registry_serialization_config is not None and schema_registry_serialization_config.use_latest_version)
         ):
             raise ValueError("JSONSerializer with a Schema Registry needs a schema (or use_latest_version=True)")
         self._dumps = dumps

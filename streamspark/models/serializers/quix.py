@@ -100,7 +100,7 @@ class QuixDeserializer(JSONDeserializer):
         if model in IGNORED_MODELS:
             raise IgnoreMessage(f'Quix message with "{MODEL_KEY_HEADER}": "{model}" holds no data')
         if codec.startswith(GZIP_PREFIX):
-            codec = codec[len(GZIP_PREFIX):]
+            codec = codec[len(GZIP_PREFIX) :]
             if parsed is None:
                 value = gzip.decompress(value)
         if codec not in JSON_CODECS:
@@ -147,8 +147,12 @@ class QuixDeserializer(JSONDeserializer):
         if not isinstance(value, Mapping):
             raise SerializationError(f"Event data must be a mapping, got {type(value).__name__}")
         try:
-            return {TIMESTAMP_KEY: value[TIMESTAMP_KEY], "Id": value["Id"], "Value": value["Value"],
-                    "Tags": value.get("Tags") or {}}
+            return {
+                TIMESTAMP_KEY: value[TIMESTAMP_KEY],
+                "Id": value["Id"],
+                "Value": value["Value"],
+                "Tags": value.get("Tags") or {},
+            }
         except KeyError as exc:
             raise SerializationError(f"Malformed Quix event data: missing {exc}") from exc
 
@@ -242,8 +246,13 @@ class QuixTimeseriesSerializer(QuixSerializer):
                 raise SerializationError(f'Value of "{name}" has an unsupported type {type(item).__name__}')
         timestamps = [self._timestamp(value)] if binary or strings or numbers else []
         return self._encode(
-            {"BinaryValues": binary, "StringValues": strings, "NumericValues": numbers, "Timestamps": timestamps,
-             "TagValues": tags}
+            {
+                "BinaryValues": binary,
+                "StringValues": strings,
+                "NumericValues": numbers,
+                "Timestamps": timestamps,
+                "TagValues": tags,
+            }
         )
 
 
@@ -267,4 +276,3 @@ class QuixEventsSerializer(QuixSerializer):
             if not isinstance(item, kind):
                 raise SerializationError(f'"{name}" must be a {kind.__name__}, got {type(item).__name__}')
         return self._encode({"Id": event_id, "Value": event_value, "Tags": tags, TIMESTAMP_KEY: self._timestamp(value)})
-

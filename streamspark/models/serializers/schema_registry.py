@@ -122,7 +122,5 @@ class SchemaRegistrySerializationConfig(_DottedSettings):
     use_latest_version: bool = False
     subject_name_strategy: SubjectNameStrategy = Field(default_factory=_topic_subject_name_strategy)
     skip_known_types: bool = False
-    reference_subject_name_strategy: ReferenceSubjectNameStrategy = Field(
-        default_factory=_reference_subject_name_strategy
-    )
+    reference_subject_name_strategy: ReferenceSubjectNameStrategy = Field(default_factory=_reference_subject_name_strategy)
     use_deprecated_format: bool = False

@@ -106,7 +106,8 @@ class TopicAdmin:
             else:
                 if denied:
                     raise TopicPermissionError(
-                        "Failed to access configs for topics " + ", ".join(f'"{name}"' for name in denied)
+                        "Failed to access configs for topics "
+                        + ", ".join(f'"{name}"' for name in denied)
                         + '; verify the "DescribeConfigs" operation is allowed for your credentials'
                     )
         for name in topic_names:

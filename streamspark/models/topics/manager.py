@@ -216,9 +216,11 @@ class TopicManager:
     def _internal_name(self, topic_type: Literal["changelog", "repartition"], topic_name: Optional[str], suffix: str) -> str:
         """``{type}__{consumer_group}--{name}--{suffix}``; an internal ``name`` is nested as
         ``{type}.{name}.{suffix}`` without the group."""
-        parts = [self._consumer_group, suffix] if topic_name is None else [
-            self._consumer_group, self._nested_name(topic_name), suffix
-        ]
+        parts = (
+            [self._consumer_group, suffix]
+            if topic_name is None
+            else [self._consumer_group, self._nested_name(topic_name), suffix]
+        )
         return f"{topic_type}__{'--'.join(parts)}"
 
     def _nested_name(self, topic_name: str) -> str:
@@ -251,9 +253,7 @@ class TopicManager:
         found = self._admin.inspect_topics(list(topics), timeout=self._timeout)
         for name, config in found.items():
             if config is None:
-                raise TopicNotFoundError(
-                    f'Topic "{name}" does not exist on the broker; create it or set auto_create_topics=True'
-                )
+                raise TopicNotFoundError(f'Topic "{name}" does not exist on the broker; create it or set auto_create_topics=True')
             topic = topics[name]
             topic.broker_config = TopicConfig(
                 num_partitions=config.num_partitions,
@@ -263,8 +263,7 @@ class TopicManager:
             expected = topic.create_config.num_partitions if topic.create_config is not None else None
             if topic.is_changelog and expected is not None and config.num_partitions != expected:
                 raise TopicConfigurationMismatch(
-                    f'Invalid partition count for the changelog topic "{name}": '
-                    f"expected {expected}, got {config.num_partitions}"
+                    f'Invalid partition count for the changelog topic "{name}": expected {expected}, got {config.num_partitions}'
                 )
 
     def ensure_topics(self) -> None:

@@ -79,7 +79,7 @@ def _producible(data: Any, field: str, serializer: Any) -> Union[bytes, str]:
     raise SerializationError(
         f"The {field} serializer {type(serializer).__name__} returned {type(data).__name__} "
         f"({data!r:.80}); a Kafka {field} must be bytes, str or None: choose a {field}_serializer "
-        f"for this {field} type (e.g. \"str\", \"int\" or \"json\")"
+        f'for this {field} type (e.g. "str", "int" or "json")'
     )
 
 
@@ -222,16 +222,29 @@ class Topic:
         if records is _IGNORED:
             logger.debug(
                 'Ignore incoming message: partition="%s[%s]" offset="%s"',
-                message.topic(), message.partition(), message.offset(),
+                message.topic(),
+                message.partition(),
+                message.offset(),
             )
             return None
         topic, partition, offset = message.topic(), message.partition(), message.offset()
         size, leader_epoch = len(message), message.leader_epoch()
         rows = [
             Row(
-                value=value, key=key, timestamp=ts, headers=headers,
-                context=MessageContext(key=key, topic=topic, partition=partition, offset=offset, size=size,
-                                       timestamp=ts, headers=headers, leader_epoch=leader_epoch),
+                value=value,
+                key=key,
+                timestamp=ts,
+                headers=headers,
+                context=MessageContext(
+                    key=key,
+                    topic=topic,
+                    partition=partition,
+                    offset=offset,
+                    size=size,
+                    timestamp=ts,
+                    headers=headers,
+                    leader_epoch=leader_epoch,
+                ),
             )
             for value, key, ts in records
         ]
@@ -274,8 +287,11 @@ class Topic:
 
         vd = self._value_deserializer
         return (
-            isinstance(vd, JSONDeserializer) and vd.plain_loads() is default_loads and not vd.split_values
-            and type(self._key_deserializer) is BytesDeserializer and self._timestamp_extractor is None
+            isinstance(vd, JSONDeserializer)
+            and vd.plain_loads() is default_loads
+            and not vd.split_values
+            and type(self._key_deserializer) is BytesDeserializer
+            and self._timestamp_extractor is None
         )
 
     def _build_deserialize(self) -> Callable[..., _Records]:
@@ -411,7 +427,9 @@ class Topic:
             if key is None:
                 skey = None
             else:
-                skey = key if key_identity else ks(key, SerializationContext(name, MessageField.KEY, headers) if key_ctx else None)
+                skey = (
+                    key if key_identity else ks(key, SerializationContext(name, MessageField.KEY, headers) if key_ctx else None)
+                )
                 if skey.__class__ is not bytes and skey.__class__ is not str and skey is not None:
                     skey = _producible(skey, MessageField.KEY, ks)
             if plain_dumps is not None:

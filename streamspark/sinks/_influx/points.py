@@ -103,8 +103,10 @@ class PointConverter:
         if isinstance(t, int) and not isinstance(t, bool):
             digits = len(str(abs(t)))
             if digits != _DIGITS[self.time_precision]:
-                raise ValueError(f"time {t} does not match time_precision {self.time_precision!r} "
-                                 f"({_DIGITS[self.time_precision]} digits expected)")
+                raise ValueError(
+                    f"time {t} does not match time_precision {self.time_precision!r} "
+                    f"({_DIGITS[self.time_precision]} digits expected)"
+                )
             return t
         raise TypeError(f"time must be an int, an RFC 3339 string or a datetime, got {type(t).__name__}")
 

@@ -34,8 +34,16 @@ class _InfluxSink(BatchingSink):
         super().__init__(on_client_connect_success, on_client_connect_failure)
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
-        self._converter = PointConverter(measurement, fields_keys, tags_keys, time_setter, time_precision,
-                                         allow_missing_fields, include_metadata_tags, convert_ints_to_floats)
+        self._converter = PointConverter(
+            measurement,
+            fields_keys,
+            tags_keys,
+            time_setter,
+            time_precision,
+            allow_missing_fields,
+            include_metadata_tags,
+            convert_ints_to_floats,
+        )
         self._precision = time_precision
         self._batch_size = batch_size
         self._timeout_s = request_timeout_ms / 1000

@@ -56,5 +56,4 @@ def import_optional(module: str, sink: str, extra: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise ImportError(f"{sink} needs the {module.split('.')[0]!r} package: "
-                          f'pip install "streamspark[{extra}]"') from exc
+        raise ImportError(f'{sink} needs the {module.split(".")[0]!r} package: pip install "streamspark[{extra}]"') from exc

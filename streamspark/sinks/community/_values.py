@@ -28,8 +28,9 @@ def key_text(key: Any) -> Any:
 
 def require_dict(sink: str, item: SinkItem, batch: SinkBatch) -> dict:
     if not isinstance(item.value, dict):
-        raise TypeError(f"{sink} accepts dict values only, got {type(item.value).__name__} "
-                        f"at {batch.topic}[{batch.partition}]@{item.offset}")
+        raise TypeError(
+            f"{sink} accepts dict values only, got {type(item.value).__name__} at {batch.topic}[{batch.partition}]@{item.offset}"
+        )
     return item.value
 
 
@@ -41,7 +42,7 @@ def with_metadata(value: dict, item: SinkItem, batch: SinkBatch, message: bool, 
     if message:
         value["__key"] = key_text(item.key)
         value["__timestamp"] = item.timestamp
-        value["__headers"] = ({k: key_text(v) for k, v in item.headers} if item.headers else {})
+        value["__headers"] = {k: key_text(v) for k, v in item.headers} if item.headers else {}
     if topic:
         value["__topic"] = batch.topic
         value["__partition"] = batch.partition

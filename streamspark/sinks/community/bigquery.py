@@ -149,16 +149,17 @@ class BigQuerySink(BatchingSink):
                     wanted[c] = bigquery_type(v)
         if self._columns is None:  # create the table with what this batch has
             schema = [bigquery.SchemaField("timestamp", "TIMESTAMP"), bigquery.SchemaField("__key", "STRING")]
-            schema += [bigquery.SchemaField(c, t or "STRING", mode="NULLABLE") for c, t in wanted.items()
-                       if c not in ("timestamp", "__key")]
-            self._client.create_table(bigquery.Table(self._table_id, schema=schema), exists_ok=True,
-                                      timeout=self._ddl_timeout)
+            schema += [
+                bigquery.SchemaField(c, t or "STRING", mode="NULLABLE")
+                for c, t in wanted.items()
+                if c not in ("timestamp", "__key")
+            ]
+            self._client.create_table(bigquery.Table(self._table_id, schema=schema), exists_ok=True, timeout=self._ddl_timeout)
             self._columns = self._existing_columns() or {f.name for f in schema}
         new = [c for c in wanted if c not in self._columns]
         if new:
             table = self._client.get_table(self._table_id, timeout=self._ddl_timeout)
-            table.schema = list(table.schema) + [bigquery.SchemaField(c, wanted[c] or "STRING", mode="NULLABLE")
-                                                 for c in new]
+            table.schema = list(table.schema) + [bigquery.SchemaField(c, wanted[c] or "STRING", mode="NULLABLE") for c in new]
             self._client.update_table(table, ["schema"], timeout=self._ddl_timeout)
             self._columns.update(new)
             logger.info("BigQuerySink: added column(s) %s to %s", new, self._table_id)
@@ -176,8 +177,11 @@ class BigQuerySink(BatchingSink):
             self._ensure_schema(rows)
         retry = import_optional("google.api_core.retry", "BigQuerySink", "bigquery")
         errors = self._client.insert_rows_json(
-            self._table_id, [{c: _json_cell(v) for c, v in r.items()} for r in rows], row_ids=ids,
-            timeout=self._insert_timeout, retry=retry.Retry(timeout=self._retry_timeout),
+            self._table_id,
+            [{c: _json_cell(v) for c, v in r.items()} for r in rows],
+            row_ids=ids,
+            timeout=self._insert_timeout,
+            retry=retry.Retry(timeout=self._retry_timeout),
         )
         if errors:
             raise BigQueryInsertError(f"BigQuery refused {len(errors)} row(s) of {self._table_id}: {errors[:3]}")

@@ -97,7 +97,9 @@ class ElasticsearchSink(BatchingSink):
             headers["Authorization"] = f"ApiKey {kwargs['api_key']}"
         self._headers = headers
 
-    def _request(self, method: str, path: str, body: Optional[bytes] = None, content_type: Optional[str] = None) -> tuple[int, Any]:
+    def _request(
+        self, method: str, path: str, body: Optional[bytes] = None, content_type: Optional[str] = None
+    ) -> tuple[int, Any]:
         headers = dict(self._headers)
         if content_type:
             headers["Content-Type"] = content_type
@@ -166,10 +168,11 @@ class ElasticsearchSink(BatchingSink):
                 return
             pending = retry
             if attempt < self._retries:
-                time.sleep(min(0.5 * 2 ** attempt, 5.0))
+                time.sleep(min(0.5 * 2**attempt, 5.0))
         if self._ignore_errors:
-            logger.warning("ElasticsearchSink: %d document(s) still refused after %d retries, ignored",
-                           len(pending), self._retries)
+            logger.warning(
+                "ElasticsearchSink: %d document(s) still refused after %d retries, ignored", len(pending), self._retries
+            )
             return
         if any(code == 429 for code, _ in refused):
             raise SinkBackpressureError(retry_after=5.0)

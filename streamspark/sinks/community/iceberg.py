@@ -88,8 +88,9 @@ class IcebergCatalogConfig(BaseIcebergConfig):
     (``{"type": "rest", "uri": ...}``, ``{"type": "sql", "uri": "sqlite:///...", "warehouse": ...}``).
     ``location``: where new tables go (default: the catalog's warehouse)."""
 
-    def __init__(self, name: str = "default", properties: Optional[dict[str, Any]] = None,
-                 location: Optional[str] = None) -> None:
+    def __init__(
+        self, name: str = "default", properties: Optional[dict[str, Any]] = None, location: Optional[str] = None
+    ) -> None:
         self.name = name
         self.properties = dict(properties or {})
         self.location = location
@@ -159,8 +160,13 @@ class IcebergSink(BatchingSink):
         spec = self._partition_spec
         if spec is None:
             ts = schema.find_field("_timestamp") if "_timestamp" in {f.name for f in schema.fields} else None
-            spec = (PartitionSpec(PartitionField(source_id=ts.field_id, field_id=1000, transform=DayTransform(),
-                                                 name="_timestamp_day")) if ts is not None else PartitionSpec())
+            spec = (
+                PartitionSpec(
+                    PartitionField(source_id=ts.field_id, field_id=1000, transform=DayTransform(), name="_timestamp_day")
+                )
+                if ts is not None
+                else PartitionSpec()
+            )
         return schema, spec
 
     def _load_or_create(self) -> Any:
@@ -229,8 +235,9 @@ class IcebergSink(BatchingSink):
                 update.union_by_name(conform_table(data.select([f.name for f in new]), None).schema)
             target = table.schema().as_arrow()
         data = conform_table(data, target)
-        columns = [data.column(f.name) if data.schema.get_field_index(f.name) >= 0 else pa.nulls(len(data), f.type)
-                   for f in target]
+        columns = [
+            data.column(f.name) if data.schema.get_field_index(f.name) >= 0 else pa.nulls(len(data), f.type) for f in target
+        ]
         return pa.Table.from_arrays(columns, schema=pa.schema([pa.field(f.name, f.type, nullable=True) for f in target]))
 
     def _append(self, batches: list[SinkBatch]) -> None:
@@ -252,6 +259,6 @@ class IcebergSink(BatchingSink):
             except exceptions.CommitFailedException:
                 if attempt == _COMMIT_ATTEMPTS - 1:
                     raise
-                delay = min(0.1 * 2 ** attempt, 3.0) * (1 + random.random())
+                delay = min(0.1 * 2**attempt, 3.0) * (1 + random.random())
                 logger.info("IcebergSink: commit conflict on %s, retrying in %.2fs", self._table_name, delay)
                 time.sleep(delay)

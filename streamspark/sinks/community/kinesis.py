@@ -64,8 +64,12 @@ class KinesisSink(BaseSink):
     ) -> None:
         super().__init__(on_client_connect_success, on_client_connect_failure)
         self._stream = stream_name
-        self._credentials = dict(aws_access_key_id=aws_access_key_id, aws_secret_access_key=aws_secret_access_key,
-                                 region_name=region_name, endpoint_url=aws_endpoint_url)
+        self._credentials = dict(
+            aws_access_key_id=aws_access_key_id,
+            aws_secret_access_key=aws_secret_access_key,
+            region_name=region_name,
+            endpoint_url=aws_endpoint_url,
+        )
         self._kwargs = kwargs
         self._value_serializer = value_serializer
         self._key_serializer = key_serializer
@@ -99,8 +103,7 @@ class KinesisSink(BaseSink):
 
     def add(self, value: Any, key: Any, timestamp: int, headers: Headers, topic: str, partition: int, offset: int) -> None:
         data = self._value_serializer(value)
-        self._buffer.append({"Data": data.encode() if isinstance(data, str) else data,
-                             "PartitionKey": self._key_serializer(key)})
+        self._buffer.append({"Data": data.encode() if isinstance(data, str) else data, "PartitionKey": self._key_serializer(key)})
         if len(self._buffer) >= _MAX_RECORDS:
             self._send()
 
@@ -118,9 +121,8 @@ class KinesisSink(BaseSink):
                 return
             records = [r for r, res in zip(records, answer["Records"]) if res.get("ErrorCode")]
             logger.info("KinesisSink: %d record(s) throttled/refused, retrying", len(records))
-            time.sleep(min(0.2 * 2 ** attempt, 3.0))
-        raise RuntimeError(f"KinesisSink: {len(records)} record(s) still refused by {self._stream!r} "
-                           f"after {_ATTEMPTS} attempts")
+            time.sleep(min(0.2 * 2**attempt, 3.0))
+        raise RuntimeError(f"KinesisSink: {len(records)} record(s) still refused by {self._stream!r} after {_ATTEMPTS} attempts")
 
     def flush(self) -> None:
         """Send what is buffered and wait for every PutRecords call of this flush."""

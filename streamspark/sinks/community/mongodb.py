@@ -68,9 +68,15 @@ class MongoDBSink(BatchingSink):
         super().__init__(*pop_connect_callbacks(kwargs))
         if update_method not in ("UpdateOne", "UpdateMany", "ReplaceOne"):
             raise ValueError(f"update_method must be UpdateOne, UpdateMany or ReplaceOne, got {update_method!r}")
-        self._params = dict(host=host, port=port, username=username, password=password,
-                            serverSelectionTimeoutMS=authentication_timeout_ms,
-                            connectTimeoutMS=authentication_timeout_ms, **kwargs)
+        self._params = dict(
+            host=host,
+            port=port,
+            username=username,
+            password=password,
+            serverSelectionTimeoutMS=authentication_timeout_ms,
+            connectTimeoutMS=authentication_timeout_ms,
+            **kwargs,
+        )
         self._db = db
         self._collection = collection
         self._matcher = document_matcher
@@ -96,8 +102,10 @@ class MongoDBSink(BatchingSink):
         ops = []
         for item in batch:
             if not isinstance(item.value, dict):
-                raise TypeError(f"MongoDBSink accepts dict values only, got {type(item.value).__name__} "
-                                f"at {batch.topic}[{batch.partition}]@{item.offset}")
+                raise TypeError(
+                    f"MongoDBSink accepts dict values only, got {type(item.value).__name__} "
+                    f"at {batch.topic}[{batch.partition}]@{item.offset}"
+                )
             doc = with_metadata(item.value, item, batch, self._message_meta, self._topic_meta)
             if self._selector is not None:
                 doc = self._selector(doc)

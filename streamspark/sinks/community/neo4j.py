@@ -70,9 +70,13 @@ class Neo4jSink(BatchingSink):
             try:
                 for chunk in batch.iter_chunks(self._chunk_size):
                     records = [
-                        {"event": item.value, "__value": item.value, "__key": key_text(item.key),
-                         "__headers": {k: key_text(v) for k, v in item.headers} if item.headers else {},
-                         "__timestamp": item.timestamp}
+                        {
+                            "event": item.value,
+                            "__value": item.value,
+                            "__key": key_text(item.key),
+                            "__headers": {k: key_text(v) for k, v in item.headers} if item.headers else {},
+                            "__timestamp": item.timestamp,
+                        }
                         for item in chunk
                     ]
                     tx.run(self._query, records=records).consume()

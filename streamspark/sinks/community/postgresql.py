@@ -83,8 +83,15 @@ class PostgreSQLSink(BatchingSink):
         **kwargs: Any,
     ) -> None:
         super().__init__(on_client_connect_success, on_client_connect_failure)
-        self._params = dict(host=host, port=port, dbname=dbname, user=user, password=password,
-                            connect_timeout=connection_timeout_seconds, **kwargs)
+        self._params = dict(
+            host=host,
+            port=port,
+            dbname=dbname,
+            user=user,
+            password=password,
+            connect_timeout=connection_timeout_seconds,
+            **kwargs,
+        )
         self._table_name = table_name
         self._schema = schema_name
         self._auto = schema_auto_update
@@ -99,8 +106,9 @@ class PostgreSQLSink(BatchingSink):
         try:
             self._client = psycopg2.connect(**self._params)
         except psycopg2.OperationalError as exc:
-            raise ConnectionError(f"PostgreSQL at {self._params['host']}:{self._params['port']} "
-                                  f"refused the connection: {str(exc).strip()}") from None
+            raise ConnectionError(
+                f"PostgreSQL at {self._params['host']}:{self._params['port']} refused the connection: {str(exc).strip()}"
+            ) from None
         with self._client.cursor() as cur:
             cur.execute("SELECT 1")
         self._client.rollback()
@@ -133,8 +141,10 @@ class PostgreSQLSink(BatchingSink):
         for batch in batches:
             for item in batch:
                 value = require_dict("PostgreSQLSink", item, batch)
-                row = {"timestamp": datetime.fromtimestamp(item.timestamp / 1000, tz=timezone.utc).replace(tzinfo=None),
-                       "__key": key_text(item.key)}
+                row = {
+                    "timestamp": datetime.fromtimestamp(item.timestamp / 1000, tz=timezone.utc).replace(tzinfo=None),
+                    "__key": key_text(item.key),
+                }
                 row.update(value)
                 rows.setdefault(self._table_of(item), []).append(row)
         token = self.delivery_token()
@@ -145,22 +155,31 @@ class PostgreSQLSink(BatchingSink):
                 cur.execute("SET LOCAL statement_timeout = %s", (self._statement_timeout_ms,))
                 if token is not None:
                     self._ensure_tokens(cur, sql)
-                    cur.execute(sql.SQL("SELECT 1 FROM {} WHERE token = %s").format(
-                        sql.Identifier(self._schema, TOKENS_TABLE)), (token,))
+                    cur.execute(
+                        sql.SQL("SELECT 1 FROM {} WHERE token = %s").format(sql.Identifier(self._schema, TOKENS_TABLE)), (token,)
+                    )
                     if cur.fetchone() is not None:
                         conn.rollback()
                         logger.info("PostgreSQLSink: %s already written (replayed micro-batch); skipping", token)
                         return
                 for table, table_rows in rows.items():
                     columns = self._prepare_table(cur, sql, table, table_rows)
-                    values = [tuple(Json(r.get(c)) if isinstance(r.get(c), (dict, list)) else r.get(c) for c in columns)
-                              for r in table_rows]
-                    execute_values(cur, sql.SQL("INSERT INTO {} ({}) VALUES %s").format(
-                        sql.Identifier(self._schema, table),
-                        sql.SQL(", ").join(sql.Identifier(c) for c in columns)).as_string(cur), values, page_size=1000)
+                    values = [
+                        tuple(Json(r.get(c)) if isinstance(r.get(c), (dict, list)) else r.get(c) for c in columns)
+                        for r in table_rows
+                    ]
+                    execute_values(
+                        cur,
+                        sql.SQL("INSERT INTO {} ({}) VALUES %s")
+                        .format(sql.Identifier(self._schema, table), sql.SQL(", ").join(sql.Identifier(c) for c in columns))
+                        .as_string(cur),
+                        values,
+                        page_size=1000,
+                    )
                 if token is not None:
-                    cur.execute(sql.SQL("INSERT INTO {} (token) VALUES (%s)").format(
-                        sql.Identifier(self._schema, TOKENS_TABLE)), (token,))
+                    cur.execute(
+                        sql.SQL("INSERT INTO {} (token) VALUES (%s)").format(sql.Identifier(self._schema, TOKENS_TABLE)), (token,)
+                    )
             conn.commit()
         except psycopg2.Error as exc:
             self._columns.clear()  # DDL of the failed transaction is gone too
@@ -183,9 +202,11 @@ class PostgreSQLSink(BatchingSink):
         if TOKENS_TABLE in self._columns:
             return
         self._ddl_lock(cur)
-        cur.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} (token TEXT PRIMARY KEY, "
-                            "written_at TIMESTAMPTZ NOT NULL DEFAULT now())").format(
-            sql.Identifier(self._schema, TOKENS_TABLE)))
+        cur.execute(
+            sql.SQL(
+                "CREATE TABLE IF NOT EXISTS {} (token TEXT PRIMARY KEY, written_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            ).format(sql.Identifier(self._schema, TOKENS_TABLE))
+        )
         self._columns[TOKENS_TABLE] = {"token"}
 
     def _prepare_table(self, cur: Any, sql: Any, table: str, rows: list[dict[str, Any]]) -> list[str]:
@@ -200,15 +221,23 @@ class PostgreSQLSink(BatchingSink):
         known = self._columns.get(table)
         if known is None:
             self._ddl_lock(cur)
-            cur.execute(sql.SQL('CREATE TABLE IF NOT EXISTS {} ("timestamp" TIMESTAMP NOT NULL, "__key" TEXT)').format(
-                sql.Identifier(self._schema, table)))
-            cur.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = %s",
-                        (self._schema, table))
+            cur.execute(
+                sql.SQL('CREATE TABLE IF NOT EXISTS {} ("timestamp" TIMESTAMP NOT NULL, "__key" TEXT)').format(
+                    sql.Identifier(self._schema, table)
+                )
+            )
+            cur.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = %s",
+                (self._schema, table),
+            )
             known = self._columns[table] = {r[0] for r in cur.fetchall()}
         for c, t in wanted.items():
             if c not in known:
                 self._ddl_lock(cur)
-                cur.execute(sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} {}").format(
-                    sql.Identifier(self._schema, table), sql.Identifier(c), sql.SQL(t or "TEXT")))
+                cur.execute(
+                    sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} {}").format(
+                        sql.Identifier(self._schema, table), sql.Identifier(c), sql.SQL(t or "TEXT")
+                    )
+                )
                 known.add(c)
         return list(wanted)

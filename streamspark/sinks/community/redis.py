@@ -45,8 +45,15 @@ class RedisSink(BatchingSink):
         **kwargs: Any,
     ) -> None:
         super().__init__(on_client_connect_success, on_client_connect_failure)
-        self._params = dict(host=host, port=port, db=db, password=password, socket_timeout=socket_timeout,
-                            socket_connect_timeout=socket_timeout, **kwargs)
+        self._params = dict(
+            host=host,
+            port=port,
+            db=db,
+            password=password,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=socket_timeout,
+            **kwargs,
+        )
         self._value_serializer = value_serializer
         self._key_serializer = key_serializer
         self._client: Any = None
@@ -75,8 +82,10 @@ class RedisSink(BatchingSink):
             for item in batch:
                 key = self._key_serializer(item.key, item.value) if self._key_serializer else item.key
                 if not isinstance(key, (str, bytes)):
-                    raise TypeError(f"RedisSink needs str or bytes keys, got {type(key).__name__} at "
-                                    f"{batch.topic}[{batch.partition}]@{item.offset} (set key_serializer)")
+                    raise TypeError(
+                        f"RedisSink needs str or bytes keys, got {type(key).__name__} at "
+                        f"{batch.topic}[{batch.partition}]@{item.offset} (set key_serializer)"
+                    )
                 pipe.set(key, self._value_serializer(item.value))
         try:
             pipe.execute()

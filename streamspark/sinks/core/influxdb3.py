@@ -49,9 +49,20 @@ class InfluxDB3Sink(_InfluxSink):
         on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
         on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
     ) -> None:
-        super().__init__(measurement, fields_keys, tags_keys, time_setter, time_precision, allow_missing_fields,
-                         include_metadata_tags, convert_ints_to_floats, batch_size, request_timeout_ms,
-                         on_client_connect_success, on_client_connect_failure)
+        super().__init__(
+            measurement,
+            fields_keys,
+            tags_keys,
+            time_setter,
+            time_precision,
+            allow_missing_fields,
+            include_metadata_tags,
+            convert_ints_to_floats,
+            batch_size,
+            request_timeout_ms,
+            on_client_connect_success,
+            on_client_connect_failure,
+        )
         self._base = (host if "://" in host else f"https://{host}").rstrip("/")
         self._token = token
         self._org = organization_id

@@ -27,8 +27,17 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from ._layout import (
-    KEY_COLUMN, TIME_COLUMNS, PlannedFile, _UNIT_DIVISOR, _SECONDS_PER_HOUR, _segment, _set_column, _time_parts,
-    _to_datetime, conform_table, detect_unit,
+    KEY_COLUMN,
+    TIME_COLUMNS,
+    PlannedFile,
+    _UNIT_DIVISOR,
+    _SECONDS_PER_HOUR,
+    _segment,
+    _set_column,
+    _time_parts,
+    _to_datetime,
+    conform_table,
+    detect_unit,
 )
 
 __all__ = ("JsonChunk", "read_chunk", "plan_chunks")
@@ -60,7 +69,8 @@ def _read(buf: bytes, strings: Sequence[str] = ()) -> Optional[pa.Table]:
     options = pj.ParseOptions(explicit_schema=pa.schema([(name, pa.string()) for name in strings])) if strings else None
     try:
         return pj.read_json(
-            io.BytesIO(buf), read_options=pj.ReadOptions(use_threads=False, block_size=len(buf) + 1),
+            io.BytesIO(buf),
+            read_options=pj.ReadOptions(use_threads=False, block_size=len(buf) + 1),
             parse_options=options,
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, UnicodeDecodeError):
@@ -86,8 +96,13 @@ def read_chunk(
         return None
     # one line per value, each an object: a value with a line break, an empty value, a
     # whitespace-padded one or a byte order mark goes the per-record way
-    if (buf.count(b"\n") != n - 1 or buf.count(b"\n{") != n - 1 or buf.count(b"}\n") != n - 1
-            or buf[:1] != b"{" or buf[-1:] != b"}"):
+    if (
+        buf.count(b"\n") != n - 1
+        or buf.count(b"\n{") != n - 1
+        or buf.count(b"}\n") != n - 1
+        or buf[:1] != b"{"
+        or buf[-1:] != b"}"
+    ):
         return None
     table = _read(buf)
     if table is None:
@@ -200,8 +215,9 @@ def plan_chunks(
                     rows = np.flatnonzero(row_path == index)
                     picked = rows.tolist()
                     # types are inferred per partition on the plain path: read its rows again
-                    sub = read_chunk([chunk.values[i] for i in picked], [keys[i] for i in picked],
-                                     stamps[rows].tolist(), timestamp_column)
+                    sub = read_chunk(
+                        [chunk.values[i] for i in picked], [keys[i] for i in picked], stamps[rows].tolist(), timestamp_column
+                    )
                     if sub is None:
                         return None
                     pieces.append((path, partition, sub.table, list(sub.keys), stamps[rows]))

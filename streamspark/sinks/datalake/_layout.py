@@ -219,8 +219,13 @@ def plan_files(
                 group = hour_groups.get(hour)
                 if group is None:
                     group = hour_groups[hour] = _group_of(
-                        groups, hive_columns, _time_parts(_to_datetime(stamp, unit, timestamp_column)),
-                        value, key, stamp, timestamp_column,
+                        groups,
+                        hive_columns,
+                        _time_parts(_to_datetime(stamp, unit, timestamp_column)),
+                        value,
+                        key,
+                        stamp,
+                        timestamp_column,
                     )
             else:
                 parts = _time_parts(_to_datetime(stamp, unit, timestamp_column))
@@ -242,8 +247,13 @@ def plan_files(
 
 
 def _group_of(
-    groups: dict[tuple[str, ...], _Group], hive_columns: Sequence[str], parts: dict[str, Optional[str]],
-    value: dict[str, Any], key: Any, stamp: Any, timestamp_column: str,
+    groups: dict[tuple[str, ...], _Group],
+    hive_columns: Sequence[str],
+    parts: dict[str, Optional[str]],
+    value: dict[str, Any],
+    key: Any,
+    stamp: Any,
+    timestamp_column: str,
 ) -> _Group:
     """The group of the Hive partition of a row (made on first use)."""
     partition: dict[str, Any] = {}

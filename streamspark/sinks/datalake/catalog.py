@@ -46,8 +46,7 @@ def _fileio_properties(storage: LakeStorage) -> dict[str, str]:
     props: dict[str, str] = {}
     if storage.kind == "s3":
         client = opts.get("client_kwargs") or {}
-        for ours, theirs in (("key", "s3.access-key-id"), ("secret", "s3.secret-access-key"),
-                             ("token", "s3.session-token")):
+        for ours, theirs in (("key", "s3.access-key-id"), ("secret", "s3.secret-access-key"), ("token", "s3.session-token")):
             if opts.get(ours):
                 props[theirs] = str(opts[ours])
         endpoint = opts.get("endpoint_url") or client.get("endpoint_url")
@@ -56,14 +55,17 @@ def _fileio_properties(storage: LakeStorage) -> dict[str, str]:
         region = client.get("region_name") or opts.get("region")
         props["s3.region"] = str(region or os.environ.get("AWS_REGION") or "us-east-1")
     elif storage.kind == "azure":
-        for ours, theirs in (("connection_string", "adls.connection-string"), ("account_name", "adls.account-name"),
-                             ("account_key", "adls.account-key"), ("sas_token", "adls.sas-token")):
+        for ours, theirs in (
+            ("connection_string", "adls.connection-string"),
+            ("account_name", "adls.account-name"),
+            ("account_key", "adls.account-key"),
+            ("sas_token", "adls.sas-token"),
+        ):
             if opts.get(ours):
                 props[theirs] = str(opts[ours])
         props["py-io-impl"] = "pyiceberg.io.fsspec.FsspecFileIO"
     elif storage.kind == "gcs":
-        for ours, theirs in (("project", "gcs.project-id"), ("endpoint_url", "gcs.service.host"),
-                             ("token", "gcs.oauth2.token")):
+        for ours, theirs in (("project", "gcs.project-id"), ("endpoint_url", "gcs.service.host"), ("token", "gcs.oauth2.token")):
             if isinstance(opts.get(ours), str):
                 props[theirs] = str(opts[ours])
         props["py-io-impl"] = "pyiceberg.io.fsspec.FsspecFileIO"
@@ -128,9 +130,7 @@ class LakeCatalog:
                     self._catalog = load_catalog("streamspark-lake", type="rest", uri=self.url, **props)
                 else:
                     warehouse = props.pop("warehouse", None) or self._sql_warehouse()
-                    self._catalog = load_catalog(
-                        "streamspark-lake", type="sql", uri=self.url, warehouse=warehouse, **props
-                    )
+                    self._catalog = load_catalog("streamspark-lake", type="sql", uri=self.url, warehouse=warehouse, **props)
                 ensure_namespace(self._catalog, self.namespace)
             except Exception as exc:
                 self._catalog = None
@@ -212,7 +212,12 @@ class LakeCatalog:
         return False
 
     def commit_files(
-        self, files: list[str], schemas: list[pa.Schema], query_id: str, batch_id: int, auto_discover: bool = True,
+        self,
+        files: list[str],
+        schemas: list[pa.Schema],
+        query_id: str,
+        batch_id: int,
+        auto_discover: bool = True,
         conform: Optional[Callable[[pa.Schema], None]] = None,
     ) -> bool:
         """Register ``files`` (full URLs) as one snapshot; ``False`` when the batch was already registered.

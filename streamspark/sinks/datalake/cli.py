@@ -51,13 +51,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     storage = LakeStorage(args.prefix, _pairs(args.storage_option) or None)
     hive = [c for c in args.hive_columns.split(",") if c]
-    catalog = LakeCatalog(storage, args.table, hive, args.catalog_url, args.catalog_auth_token,
-                          args.namespace, _pairs(args.catalog_property))
+    catalog = LakeCatalog(
+        storage, args.table, hive, args.catalog_url, args.catalog_auth_token, args.namespace, _pairs(args.catalog_property)
+    )
     if not catalog.enabled:
         print("no catalog: pass --catalog-url for remote storage", file=sys.stderr)
         return 2
-    result = compact(catalog, target_file_size=args.target_file_size, min_age_ms=args.min_age_ms,
-                     min_files=args.min_files)
+    result = compact(catalog, target_file_size=args.target_file_size, min_age_ms=args.min_age_ms, min_files=args.min_files)
     print(json.dumps(result))
     return 0
 

@@ -134,7 +134,7 @@ def _relative(storage: Any, url: str) -> str:
     root = storage.root.rstrip("/") + "/"
     if not path.startswith(root):
         raise ValueError(f"{url} is outside the lake root {storage.url('')}")
-    return path[len(root):]
+    return path[len(root) :]
 
 
 def _finish_previous(table: Any, storage: Any) -> None:

@@ -146,7 +146,10 @@ class TSDataLakeSink(BaseSink):
             self.storage, table_name, self.hive_columns, catalog_url, catalog_auth_token, namespace, catalog_properties
         )
         self._timeout = StreamTimeoutTracker(
-            stream_timeout_ms, on_stream_timeout, thread_name=f"streamspark-lake-{table_name}-timeout", logger=logger,
+            stream_timeout_ms,
+            on_stream_timeout,
+            thread_name=f"streamspark-lake-{table_name}-timeout",
+            logger=logger,
             clock_ms=self._clock_ms,
         )
         self.stream_timeout_durable = stream_timeout_durable
@@ -198,9 +201,7 @@ class TSDataLakeSink(BaseSink):
                 f"partitioned by {found}, the sink writes {self.hive_columns}"
             )
 
-    def add(
-        self, value: Any, key: Any, timestamp: int, headers: Headers, topic: str, partition: int, offset: int
-    ) -> None:
+    def add(self, value: Any, key: Any, timestamp: int, headers: Headers, topic: str, partition: int, offset: int) -> None:
         if not isinstance(value, dict):
             raise TypeError(
                 f"TSDataLakeSink accepts dict values only, got {type(value).__name__} "
@@ -263,8 +264,13 @@ class TSDataLakeSink(BaseSink):
         finally:
             self._chunks = []
         self._flushed = True
-        logger.info("Wrote %d row(s) in %d file(s) to %s in %.2fs", count, len(files),
-                    self.storage.url(self.table_name), time.monotonic() - started)
+        logger.info(
+            "Wrote %d row(s) in %d file(s) to %s in %.2fs",
+            count,
+            len(files),
+            self.storage.url(self.table_name),
+            time.monotonic() - started,
+        )
         if identity is None:
             self._after_standalone_flush(files)
         else:
@@ -328,8 +334,11 @@ class TSDataLakeSink(BaseSink):
     def _register(self, files: list[dict[str, Any]], query_id: str, batch_id: int) -> None:
         """One catalog snapshot for ``files``, rewriting first those whose column types differ from the table."""
         self.catalog.commit_files(
-            [self.storage.url(f["path"]) for f in files], [f["schema"] for f in files],
-            query_id=query_id, batch_id=batch_id, auto_discover=self.auto_discover,
+            [self.storage.url(f["path"]) for f in files],
+            [f["schema"] for f in files],
+            query_id=query_id,
+            batch_id=batch_id,
+            auto_discover=self.auto_discover,
             conform=lambda target: _conform_files(self, files, target),
         )
 
@@ -351,8 +360,9 @@ class TSDataLakeSink(BaseSink):
         self._horizon_ms = None
         self.setup()
         if self.catalog.enabled:
-            logger.info("Lake sink: files under %s, registered in the %s",
-                        self.storage.url(self.table_name), self.catalog.describe())
+            logger.info(
+                "Lake sink: files under %s, registered in the %s", self.storage.url(self.table_name), self.catalog.describe()
+            )
         if self._timeout.enabled:
             if self.stream_timeout_durable and checkpoint_dir:
                 self._durable_path = os.path.join(checkpoint_dir, "sinks", f"{self.table_name}-silence.pickle")
@@ -471,4 +481,3 @@ def _conform_files(sink: TSDataLakeSink, files: list[dict[str, Any]], target: An
         sink.storage.write_bytes(f["path"], buf.getvalue())
         f["schema"] = fixed.schema
         logger.info("Rewrote %s with the table's column types", f["path"])
-

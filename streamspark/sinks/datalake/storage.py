@@ -78,8 +78,12 @@ def options_from_connection_json(raw: str) -> tuple[Optional[str], dict[str, Any
             options["client_kwargs"] = client
         return (f"s3://{bucket}" if bucket else None), options
     if provider in ("azure", "azureblob", "blob", "adls"):
-        for ours, names in (("connection_string", ("connectionString",)), ("account_name", ("accountName",)),
-                            ("account_key", ("accountKey",)), ("sas_token", ("sasToken",))):
+        for ours, names in (
+            ("connection_string", ("connectionString",)),
+            ("account_name", ("accountName",)),
+            ("account_key", ("accountKey",)),
+            ("sas_token", ("sasToken",)),
+        ):
             if _get(config, *names) is not None:
                 options[ours] = _get(config, *names)
         return (f"az://{bucket}" if bucket else None), options
@@ -161,8 +165,7 @@ class LakeStorage:
             exists = fs.exists(bucket)
             if not exists:
                 if not create:
-                    raise FileNotFoundError(
-                        f"Bucket {self.protocol}://{bucket} does not exist (auto_create_bucket=False)")
+                    raise FileNotFoundError(f"Bucket {self.protocol}://{bucket} does not exist (auto_create_bucket=False)")
                 fs.mkdir(bucket)
         except FileNotFoundError:
             raise

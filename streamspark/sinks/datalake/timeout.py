@@ -95,13 +95,13 @@ class StreamTimeoutTracker:
         if not self.enabled and (stream_timeout_ms or on_stream_timeout is not None):
             self._logger.warning(
                 "Silence detection is disabled: it needs stream_timeout_ms as a positive int "
-                "and a callable on_stream_timeout (got %r and %r)", stream_timeout_ms, on_stream_timeout,
+                "and a callable on_stream_timeout (got %r and %r)",
+                stream_timeout_ms,
+                on_stream_timeout,
             )
         self.stream_timeout_ms: int = stream_timeout_ms if self.enabled else 0  # type: ignore[assignment]
         self._callback = on_stream_timeout
-        self.check_interval_ms = (
-            (check_interval_ms or check_interval_for(self.stream_timeout_ms)) if self.enabled else 0
-        )
+        self.check_interval_ms = (check_interval_ms or check_interval_for(self.stream_timeout_ms)) if self.enabled else 0
         self._thread_name = thread_name
         #: the clock (epoch ms) that stamps what is seen; a copy for another process reads the wall clock
         self.clock_ms = clock_ms
@@ -159,7 +159,9 @@ class StreamTimeoutTracker:
             for key, silence in swept:
                 self._logger.warning(
                     "Stream %r evicted without firing: silent %d ms, past the %d ms safety TTL",
-                    _display(key), silence, TTL_FACTOR * threshold,
+                    _display(key),
+                    silence,
+                    TTL_FACTOR * threshold,
                 )
             for key, silence in due:
                 try:
@@ -168,9 +170,7 @@ class StreamTimeoutTracker:
                     self._callback(key)
                 except Exception:
                     self._logger.exception("on_stream_timeout failed for stream %r", _display(key))
-                self._logger.info(
-                    "Stream '%s' timed out (silence %d ms >= threshold %d ms)", _display(key), silence, threshold
-                )
+                self._logger.info("Stream '%s' timed out (silence %d ms >= threshold %d ms)", _display(key), silence, threshold)
             return [key for key, _ in due]
 
     # --- background thread ---------------------------------------------------------------

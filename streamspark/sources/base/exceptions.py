@@ -59,14 +59,13 @@ class SourceException(StreamsparkException):
         return text
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_source_exception, (self.message, self.source_name, self.pid, self.exitcode,
-                                            self.child_traceback))
+        return (_rebuild_source_exception, (self.message, self.source_name, self.pid, self.exitcode, self.child_traceback))
 
 
-def _rebuild_source_exception(message: str, source_name: str, pid: Optional[int], exitcode: Optional[int],
-                              child_traceback: Optional[str]) -> SourceException:
-    return SourceException(message, source_name=source_name, pid=pid, exitcode=exitcode,
-                           child_traceback=child_traceback)
+def _rebuild_source_exception(
+    message: str, source_name: str, pid: Optional[int], exitcode: Optional[int], child_traceback: Optional[str]
+) -> SourceException:
+    return SourceException(message, source_name=source_name, pid=pid, exitcode=exitcode, child_traceback=child_traceback)
 
 
 class SourceInputError(StreamsparkException):

@@ -156,11 +156,13 @@ class SourceProcess:
         except Exception as exc:
             raise SourceException(
                 f"it cannot be sent to its process (pickling failed: {exc!r}); create clients and "
-                "open files in setup()/run(), not in __init__", source_name=self.name,
+                "open files in setup()/run(), not in __init__",
+                source_name=self.name,
             ) from exc
         reader, writer = multiprocessing.Pipe(duplex=False)
-        process = multiprocessing.Process(target=_process_main, args=(payload, self.settings.loglevel, writer),
-                                          name=f"source-{self.name}")
+        process = multiprocessing.Process(
+            target=_process_main, args=(payload, self.settings.loglevel, writer), name=f"source-{self.name}"
+        )
         logger.info('Starting source "%s"', self.name)
         process.start()
         writer.close()  # the child holds the only writer: a dead child reads as EOF
@@ -212,7 +214,10 @@ class SourceProcess:
                 except Exception:
                     cause = None
             error = SourceException(
-                report["error"], source_name=self.name, pid=self.pid, exitcode=self.exitcode,
+                report["error"],
+                source_name=self.name,
+                pid=self.pid,
+                exitcode=self.exitcode,
                 child_traceback=report.get("traceback"),
             )
             if isinstance(cause, BaseException):
@@ -224,12 +229,15 @@ class SourceProcess:
         if self._killed:
             raise SourceException(
                 f"it did not stop within its shutdown_timeout ({self.shutdown_timeout}s) and was killed",
-                source_name=self.name, pid=self.pid, exitcode=code,
+                source_name=self.name,
+                pid=self.pid,
+                exitcode=code,
             )
         if code not in (0, -signal.SIGTERM):
             how = f"was killed by {signal.Signals(-code).name}" if code is not None and code < 0 else "ended"
-            raise SourceException(f"its process {how} without reporting an error", source_name=self.name,
-                                  pid=self.pid, exitcode=code)
+            raise SourceException(
+                f"its process {how} without reporting an error", source_name=self.name, pid=self.pid, exitcode=code
+            )
 
     def terminate(self) -> None:
         """Ask the source to stop (SIGTERM: its ``stop()`` runs in its process)."""
@@ -303,8 +311,7 @@ class SourceProcess:
         txid = None
         if isinstance(source, StatefulSource) and settings.exactly_once:
             txid = transactional_id(settings.consumer_group, source.store_name)
-        producer = SourceProducer(settings.producer_config, transactional_id=txid,
-                                  flush_timeout=settings.request_timeout)
+        producer = SourceProducer(settings.producer_config, transactional_id=txid, flush_timeout=settings.request_timeout)
         if isinstance(source, StatefulSource):
             if txid is not None:
                 producer.client  # initialises transactions: aborts what a previous process left open
@@ -455,18 +462,22 @@ def _process_main(payload: bytes, loglevel: Union[int, LogLevel], conn: Connecti
         conn.close()
 
 
-def _recover_store(source: StatefulSource, topic: Topic, settings: SourceSettings,
-                   producer: SourceProducer) -> SourceStorePartition:
+def _recover_store(
+    source: StatefulSource, topic: Topic, settings: SourceSettings, producer: SourceProducer
+) -> SourceStorePartition:
     name = changelog_topic_name(settings.consumer_group, source.store_name)
     try:
         replication = topic.broker_config.replication_factor
     except TopicConfigurationError:  # the topic was not checked on the broker
         replication = topic.create_config.replication_factor if topic.create_config is not None else 1
-    changelog = Topic(name, create_config=TopicConfig(
-        num_partitions=source.store_partitions_count,
-        replication_factor=replication,
-        extra_config={"cleanup.policy": "compact"},
-    ))
+    changelog = Topic(
+        name,
+        create_config=TopicConfig(
+            num_partitions=source.store_partitions_count,
+            replication_factor=replication,
+            extra_config={"cleanup.policy": "compact"},
+        ),
+    )
     admin = TopicAdmin(ConnectionConfig.from_librdkafka_dict(settings.consumer_config, ignore_extras=True))
     admin.create_topics([changelog], timeout=settings.request_timeout, finalize_timeout=settings.request_timeout)
     partition = SourceStorePartition(name, producer, source.name, partition=source.assigned_store_partition)
@@ -481,10 +492,12 @@ def _report(conn: Connection, exc: BaseException) -> None:
     except Exception:
         pickled = None
     try:
-        conn.send({
-            "error": f"{type(exc).__name__}: {exc}",
-            "traceback": "".join(traceback.format_exception(exc)),
-            "pickled": pickled,
-        })
+        conn.send(
+            {
+                "error": f"{type(exc).__name__}: {exc}",
+                "traceback": "".join(traceback.format_exception(exc)),
+                "pickled": pickled,
+            }
+        )
     except Exception as send_error:  # the parent is gone: nobody to tell
         logger.debug("Could not report the source's error: %s", send_error)

@@ -95,9 +95,18 @@ class SourceProducer:
         if self._transactional_id is not None and not self._in_transaction:
             client.begin_transaction()
             self._in_transaction = True
-        produce_retrying(client, topic, value=value, key=key, headers=headers, partition=partition,
-                         timestamp=timestamp, on_delivery=self._on_delivery, poll_timeout=poll_timeout,
-                         buffer_error_max_tries=buffer_error_max_tries)
+        produce_retrying(
+            client,
+            topic,
+            value=value,
+            key=key,
+            headers=headers,
+            partition=partition,
+            timestamp=timestamp,
+            on_delivery=self._on_delivery,
+            poll_timeout=poll_timeout,
+            buffer_error_max_tries=buffer_error_max_tries,
+        )
         client.poll(0)
 
     def poll(self, timeout: float = 0) -> int:

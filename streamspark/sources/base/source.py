@@ -55,15 +55,15 @@ def _default_on_client_connect_failure(exception: Optional[Exception]) -> None:
 
 def string_keyed_json_topic(name: str) -> Topic:
     """A topic with string keys and JSON values (the default topic of the row sources)."""
-    return Topic(name=name, key_serializer="string", key_deserializer="string",
-                 value_serializer="json", value_deserializer="json")
+    return Topic(
+        name=name, key_serializer="string", key_deserializer="string", value_serializer="json", value_deserializer="json"
+    )
 
 
 def string_keyed_bytes_topic(name: str) -> Topic:
     """A topic with string keys and bytes values (the default topic of the message-relaying
     sources: Kinesis, Pub/Sub)."""
-    return Topic(name=name, key_serializer="str", key_deserializer="str",
-                 value_serializer="bytes", value_deserializer="bytes")
+    return Topic(name=name, key_serializer="str", key_deserializer="str", value_serializer="bytes", value_deserializer="bytes")
 
 
 class BaseSource(abc.ABC):
@@ -372,4 +372,3 @@ class StatefulSource(Source):
                 self._producer.abort_transaction(self.shutdown_timeout / 2)
             except Exception as exc:  # the broker aborts it anyway once the producer is fenced
                 logger.warning('Source "%s" could not abort its transaction: %s', self.name, exc)
-

@@ -28,8 +28,7 @@ from ...state.exceptions import StateError
 from ...state.base import State
 from .producer import SourceProducer
 
-__all__ = ("SourceStorePartition", "SourceStoreTransaction", "SourceState", "changelog_topic_name",
-           "transactional_id")
+__all__ = ("SourceStorePartition", "SourceStoreTransaction", "SourceState", "changelog_topic_name", "transactional_id")
 
 logger = logging.getLogger(__name__)
 
@@ -199,13 +198,15 @@ class SourceStorePartition:
         """
         from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
-        consumer = Consumer({
-            **consumer_config,
-            "group.id": f"{self.changelog_topic}--recovery",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",
-        })
+        consumer = Consumer(
+            {
+                **consumer_config,
+                "group.id": f"{self.changelog_topic}--recovery",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+            }
+        )
         read = 0
         try:
             tp = TopicPartition(self.changelog_topic, self.partition)

@@ -19,9 +19,7 @@ _MISSING = ("404", "NoSuchBucket", "NotFound", "ResourceNotFoundException")
 _DENIED = ("403", "AccessDenied", "Forbidden", "AccessDeniedException")
 
 
-def aws_error(
-    exc: Exception, source: str, what: str, missing: type[SourceInputError] = SourceInputError
-) -> SourceInputError:
+def aws_error(exc: Exception, source: str, what: str, missing: type[SourceInputError] = SourceInputError) -> SourceInputError:
     """The error a source raises for ``exc``, an AWS client's ``ClientError`` (its error code says
     what went wrong: a missing resource gives ``missing``) or ``BotoCoreError`` (e.g. an
     unreachable endpoint)."""

@@ -90,7 +90,7 @@ class PandasDataFrameSource(Source):
         df = self._df
         logger.info('Source "%s" producing a DataFrame of %d rows', self.name, len(df))
         for start in range(0, len(df), _CHUNK_ROWS):
-            chunk = df.iloc[start:start + _CHUNK_ROWS]
+            chunk = df.iloc[start : start + _CHUNK_ROWS]
             for index, row in zip(chunk.index, chunk.to_dict("records")):
                 if not self.running:
                     return

@@ -81,7 +81,8 @@ class CSVSource(Source):
                     raise SourceInputError(self.name, f'"{path}" line {reader.line_num}', str(exc)) from exc
                 if None in row:
                     raise SourceInputError(
-                        self.name, f'"{path}" line {reader.line_num}',
+                        self.name,
+                        f'"{path}" line {reader.line_num}',
                         f"{len(reader.fieldnames or ()) + len(row[None])} fields, the header has "  # type: ignore[index]
                         f"{len(reader.fieldnames or ())}",
                     )

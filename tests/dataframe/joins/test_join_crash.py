@@ -40,18 +40,41 @@ def _expected():
 def test_join_asof_kill_9_three_times_then_restart_joins_every_reading_once(broker, kafka, tmp_path):
     left, right, out = kafka.new_topic(partitions=2), kafka.new_topic(partitions=2), kafka.new_topic()
     # configs first (sparse: one per 100 readings, just before them in event time), then readings
-    kafka.produce(right, [{"value": json.dumps({"version": j}).encode(), "key": _key(j).encode(),
-                           "partition": (j % KEYS) % 2, "timestamp": BASE + j * EVERY * 10 - 5}
-                          for j in range(READINGS // EVERY)])
-    kafka.produce(left, [{"value": json.dumps({"i": i}).encode(), "key": _key(i).encode(),
-                          "partition": (i % KEYS) % 2, "timestamp": BASE + i * 10} for i in range(READINGS)])
+    kafka.produce(
+        right,
+        [
+            {
+                "value": json.dumps({"version": j}).encode(),
+                "key": _key(j).encode(),
+                "partition": (j % KEYS) % 2,
+                "timestamp": BASE + j * EVERY * 10 - 5,
+            }
+            for j in range(READINGS // EVERY)
+        ],
+    )
+    kafka.produce(
+        left,
+        [
+            {
+                "value": json.dumps({"i": i}).encode(),
+                "key": _key(i).encode(),
+                "partition": (i % KEYS) % 2,
+                "timestamp": BASE + i * 10,
+            }
+            for i in range(READINGS)
+        ],
+    )
     state, group = str(tmp_path / "state"), "join-harness"
     log = open(tmp_path / "app.log", "ab")
     rnd = random.Random(5)
 
     def start(max_records):
-        return subprocess.Popen([sys.executable, str(APP), broker.address, left, right, out, state, group,
-                                 str(max_records)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, str(APP), broker.address, left, right, out, state, group, str(max_records)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def produced():
         return sum(kafka.high_watermarks(out).values())

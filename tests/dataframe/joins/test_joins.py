@@ -105,15 +105,26 @@ def test_mergers_treat_plain_dicts_as_other_mappings_and_return_a_new_dict(merge
         (lambda l, r: l.join_asof(r, how="outer"), ValueError, 'Invalid "how" value'),
         (lambda l, r: l.join_interval(r, how="cross"), ValueError, 'Invalid "how" value'),
         (lambda l, r: l.join_asof(r, on_merge="keep-both"), ValueError, 'Invalid "on_merge" value'),
-        (lambda l, r: l.join_interval(r, grace_ms=100, backward_ms=101), ValueError,
-         "backward_ms must not be greater than the grace_ms"),
+        (
+            lambda l, r: l.join_interval(r, grace_ms=100, backward_ms=101),
+            ValueError,
+            "backward_ms must not be greater than the grace_ms",
+        ),
         (lambda l, r: l.join_asof(r, grace_ms=1.5), TypeError, "Timedelta must be"),
         (lambda l, r: l.join_asof(l), ValueError, "same topic is not yet supported"),
         (lambda l, r: l.join_asof(l.apply(lambda v: v)), ValueError, "same topic is not yet supported"),
         (lambda l, r: l.join_asof({"not": "a dataframe"}), TypeError, "StreamingDataFrame"),
     ],
-    ids=["asof how", "interval how", "on_merge", "backward > grace", "grace type", "self-join",
-         "self-join of a branch", "not a dataframe"],
+    ids=[
+        "asof how",
+        "interval how",
+        "on_merge",
+        "backward > grace",
+        "grace type",
+        "self-join",
+        "self-join of a branch",
+        "not a dataframe",
+    ],
 )
 def test_bad_arguments(call, error, match):
     left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
@@ -161,8 +172,15 @@ def test_a_join_of_a_grouped_with_an_ungrouped_dataframe_is_refused_before_spark
 
     def plan(*sdfs):
         roots = {s.topic.name: s.stream.root() for s in sdfs}
-        return PipelinePlan(run_id="r", topics={s.topic.name: s.topic for s in sdfs}, roots=roots, producer_config={},
-                            on_consumer_error=bool, on_processing_error=bool, on_producer_error=bool)
+        return PipelinePlan(
+            run_id="r",
+            topics={s.topic.name: s.topic for s in sdfs},
+            roots=roots,
+            producer_config={},
+            on_consumer_error=bool,
+            on_processing_error=bool,
+            on_producer_error=bool,
+        )
 
     left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
     left.group_by("device").join_asof(right)

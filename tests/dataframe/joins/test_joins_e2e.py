@@ -70,8 +70,7 @@ def in_process(phases):
 
 
 def canonical(rows):
-    return sorted(json.dumps({**r, "key": None if r["key"] is None else r["key"].decode()}, sort_keys=True)
-                  for r in rows)
+    return sorted(json.dumps({**r, "key": None if r["key"] is None else r["key"].decode()}, sort_keys=True) for r in rows)
 
 
 def test_in_process_outputs_match_the_case_tables():
@@ -79,6 +78,7 @@ def test_in_process_outputs_match_the_case_tables():
     phases = sorted({e[0] for _, c in E2E for e in c.events})
     got = [row for rows in in_process(phases) for row in rows]
     for i, case in E2E:
+
         def belongs(row, i=i, case=case):
             if row["config"] != case.config:
                 return False
@@ -96,8 +96,9 @@ def test_join_cases_on_spark_match_sdf_test(make_app, kafka):
     topology(app, app.topic(left_name, key_deserializer="bytes"), app.topic(right_name, key_deserializer="bytes"))
     for phase, want in zip(phases, expected):
         for ts, _rank, _n, side, value, key in phase_events(phase):
-            kafka.produce(left_name if side == L else right_name,
-                          [{"value": json.dumps(value).encode(), "key": key, "timestamp": ts}])
+            kafka.produce(
+                left_name if side == L else right_name, [{"value": json.dumps(value).encode(), "key": key, "timestamp": ts}]
+            )
         got = app.run(count=len(want), timeout=60) if want else app.run(timeout=8)
         assert canonical(got) == canonical(want), f"phase {phase}"
 
@@ -113,12 +114,17 @@ def test_join_of_topics_with_different_partition_counts_is_refused(make_app, kaf
 def test_join_after_group_by_on_both_sides(make_app, kafka):
     """Both sides re-keyed by a column: the join runs after the shuffle, per new key."""
     left_name, right_name = kafka.new_topic(partitions=2), kafka.new_topic(partitions=2)
-    kafka.produce(right_name, [{"value": json.dumps({"device": "d1", "model": "m1"}).encode(), "key": b"x",
-                                "timestamp": 1_000, "partition": 1}])
-    kafka.produce(left_name, [{"value": json.dumps({"device": "d1", "t": 20}).encode(), "key": b"y",
-                               "timestamp": 2_000, "partition": 0},
-                              {"value": json.dumps({"device": "d2", "t": 30}).encode(), "key": b"z",
-                               "timestamp": 2_000, "partition": 1}])
+    kafka.produce(
+        right_name,
+        [{"value": json.dumps({"device": "d1", "model": "m1"}).encode(), "key": b"x", "timestamp": 1_000, "partition": 1}],
+    )
+    kafka.produce(
+        left_name,
+        [
+            {"value": json.dumps({"device": "d1", "t": 20}).encode(), "key": b"y", "timestamp": 2_000, "partition": 0},
+            {"value": json.dumps({"device": "d2", "t": 30}).encode(), "key": b"z", "timestamp": 2_000, "partition": 1},
+        ],
+    )
     app = make_app()
     readings = app.dataframe(app.topic(left_name)).group_by("device")
     configs = app.dataframe(app.topic(right_name)).group_by("device")

@@ -29,9 +29,12 @@ def _pipelines():
         "tumbling grace": lambda late: sdf().tumbling_window(10, grace_ms=5, on_late=late).agg(**five).final(),
         "hopping uneven step": lambda late: sdf().hopping_window(10, 3, on_late=late).agg(**five).final(),
         "hopping grace": lambda late: sdf().hopping_window(20, 5, grace_ms=7, on_late=late).agg(**five).final(),
-        "single sum of whole values": lambda late: sdf().apply(lambda v: v.get("x")).tumbling_window(7, on_late=late).sum().final(),
-        "single count then a later step": lambda late: sdf().tumbling_window(10, on_late=late).count().final().apply(
-            lambda r: {**r, "twice": r["value"] * 2}),
+        "single sum of whole values": lambda late: (
+            sdf().apply(lambda v: v.get("x")).tumbling_window(7, on_late=late).sum().final()
+        ),
+        "single count then a later step": lambda late: (
+            sdf().tumbling_window(10, on_late=late).count().final().apply(lambda r: {**r, "twice": r["value"] * 2})
+        ),
     }
 
 
@@ -64,8 +67,7 @@ def _run(build, events, batches, columnar):
     def leaf(v, k, t, h):
         outputs.append((v, k, t, _current_message_context.get().offset))
 
-    push = compose(pipeline._stream.root(),
-                   collect=leaf, states=store, batched=batched)
+    push = compose(pipeline._stream.root(), collect=leaf, states=store, batched=batched)
 
     def replay(ctx, v, k, t, h, fn):
         set_message_context(ctx)
@@ -83,8 +85,10 @@ def _run(build, events, batches, columnar):
                 window.flush(replay)
 
     contextvars.copy_context().run(go)
-    state = {scope: {k: (sorted(v.items()) if isinstance(v, dict) else v) for k, v in data.items()}
-             for scope, data in store._windows.items()}
+    state = {
+        scope: {k: (sorted(v.items()) if isinstance(v, dict) else v) for k, v in data.items()}
+        for scope, data in store._windows.items()
+    }
     used = sum(w.columnar_batches for w in batched or [])
     # repr tells 1 from 1.0, -0.0 from 0.0 and tuples from lists
     return outputs, lates, repr(sorted(state.items(), key=repr)), used
@@ -108,6 +112,7 @@ def test_columnar_path_matches_the_general_path(name, kinds):
 
 def test_batches_it_cannot_model_fall_back_to_the_general_path():
     """NaN maxima, values that are not plain dicts, timestamps beyond int64: record by record."""
+
     def build(late):
         return StreamingDataFrame(Topic("w")).tumbling_window(10).agg(hi=Max("x")).final()
 
@@ -123,6 +128,7 @@ def test_batches_it_cannot_model_fall_back_to_the_general_path():
 
 def test_ties_keep_the_first_value_like_the_general_path():
     """1 and 1.0, 0.0 and -0.0 compare equal: the one seen first stays (its type and sign show)."""
+
     def build(late):
         return StreamingDataFrame(Topic("w")).tumbling_window(10).agg(hi=Max("x"), lo=Min("x")).final()
 

@@ -20,15 +20,18 @@ def _sdf() -> StreamingDataFrame:
     return StreamingDataFrame(Topic("t"))
 
 
-@pytest.mark.parametrize(("make", "cls"), [
-    (lambda sdf: sdf.tumbling_window(10).sum(), TimeWindow),
-    (lambda sdf: sdf.hopping_window(10, 5).agg(n=Count()), TimeWindow),
-    (lambda sdf: sdf.sliding_window(10).mean(), SlidingWindow),
-    (lambda sdf: sdf.session_window(10).count(), SessionWindow),
-    (lambda sdf: sdf.tumbling_count_window(3).max(), CountWindow),
-    (lambda sdf: sdf.hopping_count_window(3, 1).min(), CountWindow),
-    (lambda sdf: sdf.sliding_count_window(3).collect(), CountWindow),
-])
+@pytest.mark.parametrize(
+    ("make", "cls"),
+    [
+        (lambda sdf: sdf.tumbling_window(10).sum(), TimeWindow),
+        (lambda sdf: sdf.hopping_window(10, 5).agg(n=Count()), TimeWindow),
+        (lambda sdf: sdf.sliding_window(10).mean(), SlidingWindow),
+        (lambda sdf: sdf.session_window(10).count(), SessionWindow),
+        (lambda sdf: sdf.tumbling_count_window(3).max(), CountWindow),
+        (lambda sdf: sdf.hopping_count_window(3, 1).min(), CountWindow),
+        (lambda sdf: sdf.sliding_count_window(3).collect(), CountWindow),
+    ],
+)
 def test_each_window_method_returns_its_reference_class(make, cls):
     window = make(_sdf())
     assert type(window) is cls
@@ -87,11 +90,14 @@ def test_sliding_process_window_emits_the_expired_windows_of_the_key():
     assert {w["value"] for _, w in expired} == {1}
 
 
-@pytest.mark.parametrize(("ts", "duration", "step", "expected"), [
-    (25, 10, None, [(20, 30)]),
-    (25, 10, 5, [(20, 30), (25, 35)]),
-    (3, 10, 5, [(0, 10)]),
-    (0, 10, 2, [(0, 10)]),
-])
+@pytest.mark.parametrize(
+    ("ts", "duration", "step", "expected"),
+    [
+        (25, 10, None, [(20, 30)]),
+        (25, 10, 5, [(20, 30), (25, 35)]),
+        (3, 10, 5, [(0, 10)]),
+        (0, 10, 2, [(0, 10)]),
+    ],
+)
 def test_get_window_ranges(ts, duration, step, expected):
     assert list(get_window_ranges(ts, duration, step)) == expected

@@ -10,7 +10,19 @@ import pytest
 
 from streamspark.dataframe import StreamingDataFrame
 from streamspark.dataframe.windows import (
-    Aggregator, Collect, Collector, Count, Earliest, First, Last, Latest, Max, Mean, Min, Reduce, Sum,
+    Aggregator,
+    Collect,
+    Collector,
+    Count,
+    Earliest,
+    First,
+    Last,
+    Latest,
+    Max,
+    Mean,
+    Min,
+    Reduce,
+    Sum,
 )
 from streamspark.dataframe.exceptions import InvalidOperation
 from streamspark.exceptions import InvalidTopology
@@ -85,8 +97,7 @@ CASES = {
     "sliding current: the record's window and the later windows containing it": (
         lambda: sdf().sliding_window(10, grace_ms=5).sum().current(),
         [(1, K, 5), (2, K, 12), (3, K, 20), (4, K, 15)],
-        [[(w(0, 5, 1), K, 0)], [(w(2, 12, 3), K, 2)], [(w(10, 20, 5), K, 10)],
-         [(w(5, 15, 7), K, 5), (w(10, 20, 9), K, 10)]],
+        [[(w(0, 5, 1), K, 0)], [(w(2, 12, 3), K, 2)], [(w(10, 20, 5), K, 10)], [(w(5, 15, 7), K, 5), (w(10, 20, 9), K, 10)]],
     ),
     "sliding: an out-of-order record is late for its own closed window, counted in open ones": (
         lambda: sdf().sliding_window(10).sum().current(),
@@ -183,27 +194,64 @@ def test_every_aggregation_and_custom_ones():
         def result(self, items):
             return "-".join(str(i) for i in items)
 
-    pipeline = sdf().tumbling_window(10).agg(
-        c=Count(), s=Sum("x"), m=Mean("x"), mx=Max("x"), mn=Min("x"), e=Earliest("x"), l=Latest("x"),
-        f=First("x"), la=Last("x"), r=Reduce(lambda a, v: a * v["x"], lambda v: v["x"]),
-        spread=Spread("x"), col=Collect("x"), joined=Joined("x"), all=Collect(),
-    ).final()
+    pipeline = (
+        sdf()
+        .tumbling_window(10)
+        .agg(
+            c=Count(),
+            s=Sum("x"),
+            m=Mean("x"),
+            mx=Max("x"),
+            mn=Min("x"),
+            e=Earliest("x"),
+            l=Latest("x"),
+            f=First("x"),
+            la=Last("x"),
+            r=Reduce(lambda a, v: a * v["x"], lambda v: v["x"]),
+            spread=Spread("x"),
+            col=Collect("x"),
+            joined=Joined("x"),
+            all=Collect(),
+        )
+        .final()
+    )
     events = [({"x": 3}, K, 5), ({"x": 1}, K, 2), ({"x": 2}, K, 7), ({"x": 9}, K, 20)]
     out = run(pipeline, events)
     assert out[:3] == [[], [], []]
     [(result, key, ts)] = out[3]
     assert (key, ts) == (K, 0)
-    assert list(result) == ["c", "s", "m", "mx", "mn", "e", "l", "f", "la", "r", "spread", "col", "joined", "all",
-                            "start", "end"]
+    assert list(result) == ["c", "s", "m", "mx", "mn", "e", "l", "f", "la", "r", "spread", "col", "joined", "all", "start", "end"]
     assert result == {
-        "c": 3, "s": 6, "m": 2.0, "mx": 3, "mn": 1, "e": 1, "l": 2, "f": 3, "la": 2, "r": 6, "spread": 2,
-        "col": [1, 3, 2], "joined": "1-3-2", "all": [{"x": 1}, {"x": 3}, {"x": 2}], "start": 0, "end": 10,
+        "c": 3,
+        "s": 6,
+        "m": 2.0,
+        "mx": 3,
+        "mn": 1,
+        "e": 1,
+        "l": 2,
+        "f": 3,
+        "la": 2,
+        "r": 6,
+        "spread": 2,
+        "col": [1, 3, 2],
+        "joined": "1-3-2",
+        "all": [{"x": 1}, {"x": 3}, {"x": 2}],
+        "start": 0,
+        "end": 10,
     }
 
 
-@pytest.mark.parametrize("method, expected", [
-    ("sum", 6), ("count", 3), ("mean", 2.0), ("max", 3), ("min", 1), ("collect", [1, 3, 2]),
-])
+@pytest.mark.parametrize(
+    "method, expected",
+    [
+        ("sum", 6),
+        ("count", 3),
+        ("mean", 2.0),
+        ("max", 3),
+        ("min", 1),
+        ("collect", [1, 3, 2]),
+    ],
+)
 def test_single_aggregations(method, expected):
     pipeline = getattr(sdf().tumbling_window(10), method)().final()
     out = run(pipeline, [(3, K, 5), (1, K, 2), (2, K, 7), (0, K, 10)])
@@ -241,52 +289,57 @@ def test_on_late_callback_and_logging(caplog):
     assert "late_by_ms=21" in caplog.text
 
 
-@pytest.mark.parametrize("define, error, message", [
-    (lambda: sdf().tumbling_window(0), ValueError, "Window size cannot be smaller than 1ms"),
-    (lambda: sdf().tumbling_window(timedelta(microseconds=400)), ValueError, "smaller than 1ms"),
-    (lambda: sdf().tumbling_window(10, grace_ms=-1), ValueError, "Window grace cannot be smaller than 0ms"),
-    (lambda: sdf().tumbling_window("10"), TypeError, r"Timedelta must be either .* \(duration_ms\)"),
-    (lambda: sdf().tumbling_window(10, grace_ms=1.5), TypeError, r"Timedelta must be either .* \(grace_ms\)"),
-    (lambda: sdf().hopping_window(10, 10), ValueError, "step size must be smaller than duration .* got 10ms"),
-    (lambda: sdf().hopping_window(10, 20), ValueError, "step size must be smaller than duration"),
-    (lambda: sdf().hopping_window(10, 0), ValueError, "bigger than 0ms, got 0ms"),
-    (lambda: sdf().hopping_window(10, -5), ValueError, "bigger than 0ms"),
-    (lambda: sdf().hopping_window(-10, 5), ValueError, "Window size cannot be smaller than 1ms"),
-    (lambda: sdf().hopping_window(10, 5, grace_ms=-1), ValueError, "Window grace"),
-    (lambda: sdf().sliding_window(0), ValueError, "Window size cannot be smaller than 1ms"),
-    (lambda: sdf().sliding_window(10, grace_ms=-1), ValueError, "Window grace"),
-    (lambda: sdf().tumbling_count_window(1), ValueError, "Window count must be greater than 1"),
-    (lambda: sdf().tumbling_count_window(0), ValueError, "Window count must be greater than 1"),
-    (lambda: sdf().sliding_count_window(1), ValueError, "Window count must be greater than 1"),
-    (lambda: sdf().hopping_count_window(1, 1), ValueError, "Window count must be greater than 1"),
-    (lambda: sdf().hopping_count_window(3, 0), ValueError, "Window step must be greater or equal to 1"),
-    (lambda: sdf().tumbling_count_window("3"), TypeError, "Window count must be an int"),
-    (lambda: sdf().hopping_count_window(3, 1.5), TypeError, "Window step must be an int"),
-    (lambda: sdf().session_window(0), ValueError, "inactivity_gap_ms cannot be smaller than 1ms"),
-    (lambda: sdf().session_window(10, grace_ms=-1), ValueError, "grace_ms cannot be smaller than 0ms"),
-    (lambda: sdf().session_window("10"), TypeError, r"Timedelta must be either .* \(inactivity_gap_ms\)"),
-])
+@pytest.mark.parametrize(
+    "define, error, message",
+    [
+        (lambda: sdf().tumbling_window(0), ValueError, "Window size cannot be smaller than 1ms"),
+        (lambda: sdf().tumbling_window(timedelta(microseconds=400)), ValueError, "smaller than 1ms"),
+        (lambda: sdf().tumbling_window(10, grace_ms=-1), ValueError, "Window grace cannot be smaller than 0ms"),
+        (lambda: sdf().tumbling_window("10"), TypeError, r"Timedelta must be either .* \(duration_ms\)"),
+        (lambda: sdf().tumbling_window(10, grace_ms=1.5), TypeError, r"Timedelta must be either .* \(grace_ms\)"),
+        (lambda: sdf().hopping_window(10, 10), ValueError, "step size must be smaller than duration .* got 10ms"),
+        (lambda: sdf().hopping_window(10, 20), ValueError, "step size must be smaller than duration"),
+        (lambda: sdf().hopping_window(10, 0), ValueError, "bigger than 0ms, got 0ms"),
+        (lambda: sdf().hopping_window(10, -5), ValueError, "bigger than 0ms"),
+        (lambda: sdf().hopping_window(-10, 5), ValueError, "Window size cannot be smaller than 1ms"),
+        (lambda: sdf().hopping_window(10, 5, grace_ms=-1), ValueError, "Window grace"),
+        (lambda: sdf().sliding_window(0), ValueError, "Window size cannot be smaller than 1ms"),
+        (lambda: sdf().sliding_window(10, grace_ms=-1), ValueError, "Window grace"),
+        (lambda: sdf().tumbling_count_window(1), ValueError, "Window count must be greater than 1"),
+        (lambda: sdf().tumbling_count_window(0), ValueError, "Window count must be greater than 1"),
+        (lambda: sdf().sliding_count_window(1), ValueError, "Window count must be greater than 1"),
+        (lambda: sdf().hopping_count_window(1, 1), ValueError, "Window count must be greater than 1"),
+        (lambda: sdf().hopping_count_window(3, 0), ValueError, "Window step must be greater or equal to 1"),
+        (lambda: sdf().tumbling_count_window("3"), TypeError, "Window count must be an int"),
+        (lambda: sdf().hopping_count_window(3, 1.5), TypeError, "Window step must be an int"),
+        (lambda: sdf().session_window(0), ValueError, "inactivity_gap_ms cannot be smaller than 1ms"),
+        (lambda: sdf().session_window(10, grace_ms=-1), ValueError, "grace_ms cannot be smaller than 0ms"),
+        (lambda: sdf().session_window("10"), TypeError, r"Timedelta must be either .* \(inactivity_gap_ms\)"),
+    ],
+)
 def test_window_parameters_are_checked(define, error, message):
     with pytest.raises(error, match=message):
         define()
 
 
-@pytest.mark.parametrize("define", [
-    lambda: sdf().hopping_window(10, 9),
-    lambda: sdf().hopping_window(timedelta(seconds=1), timedelta(milliseconds=1)),
-    lambda: sdf().tumbling_count_window(2),
-    lambda: sdf().hopping_count_window(2, 1),
-    lambda: sdf().hopping_count_window(2, 5),  # a step larger than count is allowed, as in the reference
-    lambda: sdf().session_window(1),
-])
+@pytest.mark.parametrize(
+    "define",
+    [
+        lambda: sdf().hopping_window(10, 9),
+        lambda: sdf().hopping_window(timedelta(seconds=1), timedelta(milliseconds=1)),
+        lambda: sdf().tumbling_count_window(2),
+        lambda: sdf().hopping_count_window(2, 1),
+        lambda: sdf().hopping_count_window(2, 5),  # a step larger than count is allowed, as in the reference
+        lambda: sdf().session_window(1),
+    ],
+)
 def test_window_parameters_at_the_limits_are_accepted(define):
     assert define().sum() is not None
 
 
 def test_hopping_count_step_larger_than_count_starts_a_window_at_the_next_record():
     pipeline = sdf().hopping_count_window(2, 3).sum().final()
-    assert run(pipeline, [(1, K, 1), (2, K, 2), (3, K, 3), (4, K, 4)]) == [[], [(w(1, 2, 3), K, 1)], [],
-                                                                          [(w(3, 4, 7), K, 3)]]
+    assert run(pipeline, [(1, K, 1), (2, K, 2), (3, K, 3), (4, K, 4)]) == [[], [(w(1, 2, 3), K, 1)], [], [(w(3, 4, 7), K, 3)]]
 
 
 def test_collectors_need_final_and_parameters_are_checked():
@@ -312,13 +365,16 @@ def test_window_results_flow_into_later_steps():
     assert run(pipeline, [(1, K, 1), (2, K, 3), (0, K, 10)])[2] == [(30, K, 0)]
 
 
-@pytest.mark.parametrize("build, events, expected", [
-    (lambda: sdf().tumbling_window(10).sum(), [(1, 3), (2, 5)], [w(0, 10, 3)]),
-    (lambda: sdf().hopping_window(10, 5).sum(), [(1, 7)], [w(0, 10, 1), w(5, 15, 1)]),
-    (lambda: sdf().sliding_window(10).sum(), [(1, 5), (2, 8)], [w(0, 5, 1), w(0, 8, 3)]),
-    (lambda: sdf().tumbling_count_window(5).sum(), [(1, 5), (2, 8)], [w(5, 8, 3)]),
-    (lambda: sdf().session_window(10).sum(), [(1, 5), (2, 8)], [w(5, 9, 3)]),
-])
+@pytest.mark.parametrize(
+    "build, events, expected",
+    [
+        (lambda: sdf().tumbling_window(10).sum(), [(1, 3), (2, 5)], [w(0, 10, 3)]),
+        (lambda: sdf().hopping_window(10, 5).sum(), [(1, 7)], [w(0, 10, 1), w(5, 15, 1)]),
+        (lambda: sdf().sliding_window(10).sum(), [(1, 5), (2, 8)], [w(0, 5, 1), w(0, 8, 3)]),
+        (lambda: sdf().tumbling_count_window(5).sum(), [(1, 5), (2, 8)], [w(5, 8, 3)]),
+        (lambda: sdf().session_window(10).sum(), [(1, 5), (2, 8)], [w(5, 9, 3)]),
+    ],
+)
 def test_closing_quiet_keys_closes_everything_open(build, events, expected):
     """The timer path (used on Spark): windows of a key quiet for close_idle_after close with
     what they hold, once."""
@@ -365,13 +421,17 @@ BAD_RECORD_CASES = {
     ),
     "hopping": (
         lambda: sdf().hopping_window(10, 5).sum().current(),
-        [[(w(0, 10, 1), K, 0)], [(w(0, 10, 3), K, 0), (w(5, 15, 2), K, 5)], "error",
-         [(w(0, 10, 6), K, 0), (w(5, 15, 5), K, 5)], [(w(5, 15, 9), K, 5), (w(10, 20, 4), K, 10)]],
+        [
+            [(w(0, 10, 1), K, 0)],
+            [(w(0, 10, 3), K, 0), (w(5, 15, 2), K, 5)],
+            "error",
+            [(w(0, 10, 6), K, 0), (w(5, 15, 5), K, 5)],
+            [(w(5, 15, 9), K, 5), (w(10, 20, 4), K, 10)],
+        ],
     ),
     "sliding": (
         lambda: sdf().sliding_window(10).sum().current(),
-        [[(w(0, 1, 1), K, 0)], [(w(0, 6, 3), K, 0)], "error", [(w(0, 7, 6), K, 0)],
-         [(w(1, 11, 10), K, 1)]],
+        [[(w(0, 1, 1), K, 0)], [(w(0, 6, 3), K, 0)], "error", [(w(0, 7, 6), K, 0)], [(w(1, 11, 10), K, 1)]],
     ),
     "tumbling count": (
         lambda: sdf().tumbling_count_window(2).sum().current(),
@@ -392,17 +452,22 @@ def test_a_record_whose_aggregation_raises_leaves_the_windows_as_they_were(name)
     assert run_skipping_errors(build(), events) == expected
 
 
-@pytest.mark.parametrize("define, expected", [
-    (lambda s: s.tumbling_window(10).sum(), "tumbling_window_10_sum"),
-    (lambda s: s.tumbling_window(10, grace_ms=5, name="w").agg(n=Count()), "w_tumbling_window_10"),
-    (lambda s: s.hopping_window(10, 5).collect(), "hopping_window_10_5_collect"),
-    (lambda s: s.sliding_window(10).mean(), "sliding_window_10_mean"),
-    (lambda s: s.tumbling_count_window(3).count(), "tumbling_count_window_count"),
-    (lambda s: s.hopping_count_window(3, 1, name="q").max(), "q_hopping_count_window_max"),
-    (lambda s: s.sliding_count_window(3).agg(n=Count()), "sliding_count_window"),
-    (lambda s: s.session_window(10).reduce(lambda a, v: a + v, lambda v: v, merger=lambda a, b: a + b),
-     "session_window_10_reduce"),
-])
+@pytest.mark.parametrize(
+    "define, expected",
+    [
+        (lambda s: s.tumbling_window(10).sum(), "tumbling_window_10_sum"),
+        (lambda s: s.tumbling_window(10, grace_ms=5, name="w").agg(n=Count()), "w_tumbling_window_10"),
+        (lambda s: s.hopping_window(10, 5).collect(), "hopping_window_10_5_collect"),
+        (lambda s: s.sliding_window(10).mean(), "sliding_window_10_mean"),
+        (lambda s: s.tumbling_count_window(3).count(), "tumbling_count_window_count"),
+        (lambda s: s.hopping_count_window(3, 1, name="q").max(), "q_hopping_count_window_max"),
+        (lambda s: s.sliding_count_window(3).agg(n=Count()), "sliding_count_window"),
+        (
+            lambda s: s.session_window(10).reduce(lambda a, v: a + v, lambda v: v, merger=lambda a, b: a + b),
+            "session_window_10_reduce",
+        ),
+    ],
+)
 def test_window_names_are_the_reference_store_names(define, expected):
     assert define(sdf()).name == expected
 
@@ -427,7 +492,10 @@ def test_reduce_accepts_a_merger():
     window = sdf().session_window(10, grace_ms=10)
     pipeline = window.reduce(lambda a, v: a + v, lambda v: v, merger=lambda a, b: a + b).current()
     assert run(pipeline, [(1, K, 0), (2, K, 18), (4, K, 9)]) == [
-        [(w(0, 1, 1), K, 0)], [(w(18, 19, 2), K, 18)], [(w(0, 19, 7), K, 0)]]
+        [(w(0, 1, 1), K, 0)],
+        [(w(18, 19, 2), K, 18)],
+        [(w(0, 19, 7), K, 0)],
+    ]
     assert Reduce(lambda a, v: a + v, lambda v: v, lambda a, b: a + b).agg(None, 3, 0) == 3
 
 
@@ -442,11 +510,14 @@ class _Counter(Aggregator):
         return value
 
 
-@pytest.mark.parametrize("define", [
-    lambda s: s.session_window(10).reduce(lambda a, v: a + v, lambda v: v),
-    lambda s: s.session_window(10).agg(n=Count(), r=Reduce(lambda a, v: a + v, lambda v: v)),
-    lambda s: s.session_window(10).agg(custom=_Counter()),
-])
+@pytest.mark.parametrize(
+    "define",
+    [
+        lambda s: s.session_window(10).reduce(lambda a, v: a + v, lambda v: v),
+        lambda s: s.session_window(10).agg(n=Count(), r=Reduce(lambda a, v: a + v, lambda v: v)),
+        lambda s: s.session_window(10).agg(custom=_Counter()),
+    ],
+)
 def test_session_windows_refuse_aggregations_that_cannot_merge(define):
     with pytest.raises(InvalidOperation, match="do not implement `merge`"):
         define(sdf())
@@ -457,10 +528,20 @@ def test_merging_sessions_merges_their_aggregations_in_session_order():
         def merge(self, a, b):
             return a * 100 + b
 
-    pipeline = sdf().session_window(10, grace_ms=20).agg(
-        first=First(), last=Last(), n=MergingCounter(), total=Sum(), values=Collect(),
-    ).final()
+    pipeline = (
+        sdf()
+        .session_window(10, grace_ms=20)
+        .agg(
+            first=First(),
+            last=Last(),
+            n=MergingCounter(),
+            total=Sum(),
+            values=Collect(),
+        )
+        .final()
+    )
     # 30 and 50 open two sessions; 40 bridges them (first/last follow session order, not arrival)
     events = [(2, K, 50), (1, K, 30), (3, K, 40), (0, K, 200)]
-    assert run(pipeline, events)[-1] == [(
-        {"first": 1, "last": 2, "n": 201, "total": 6, "values": [1, 3, 2], "start": 30, "end": 51}, K, 30)]
+    assert run(pipeline, events)[-1] == [
+        ({"first": 1, "last": 2, "n": 201, "total": 6, "values": [1, 3, 2], "start": 30, "end": 51}, K, 30)
+    ]

@@ -10,8 +10,11 @@ from ...conftest import json_messages
 
 
 def _events(keys, start_ms, end_ms, step_ms):
-    return [{"value": json.dumps({"v": 1}).encode(), "key": k.encode(), "timestamp": ts, "partition": i % 2}
-            for ts in range(start_ms, end_ms, step_ms) for i, k in enumerate(keys)]
+    return [
+        {"value": json.dumps({"v": 1}).encode(), "key": k.encode(), "timestamp": ts, "partition": i % 2}
+        for ts in range(start_ms, end_ms, step_ms)
+        for i, k in enumerate(keys)
+    ]
 
 
 def test_tumbling_final_across_a_restart_exactly_once(make_app, kafka, tmp_path):
@@ -25,15 +28,15 @@ def test_tumbling_final_across_a_restart_exactly_once(make_app, kafka, tmp_path)
         sdf.to_topic(app.topic(out, key_serializer="bytes"))
         app.run(timeout=3)
 
-    kafka.produce(src, _events(keys, 100, 2600, 100))   # windows 0 and 1000 close, 2000 stays open
+    kafka.produce(src, _events(keys, 100, 2600, 100))  # windows 0 and 1000 close, 2000 stays open
     run()
     first = kafka.consume(out, expected=8, timeout=10, isolation="read_committed")
     assert sorted((m.key(), json.loads(m.value())["start"]) for m in first) == sorted(
-        (k.encode(), s) for k in keys for s in (0, 1000))
+        (k.encode(), s) for k in keys for s in (0, 1000)
+    )
     kafka.produce(src, _events(keys, 2600, 5100, 100))  # the restart continues the open window
     run()
-    results = [(m.key(), json.loads(m.value())) for m in
-               kafka.consume(out, expected=20, timeout=15, isolation="read_committed")]
+    results = [(m.key(), json.loads(m.value())) for m in kafka.consume(out, expected=20, timeout=15, isolation="read_committed")]
     seen = Counter((k, r["start"]) for k, r in results)
     assert all(n == 1 for n in seen.values()), seen  # no window emitted twice
     by_window = {(k, r["start"]): r for k, r in results}
@@ -42,20 +45,25 @@ def test_tumbling_final_across_a_restart_exactly_once(make_app, kafka, tmp_path)
         expected = 9 if start == 0 else 10  # events every 100 ms from 100 ms on
         assert r == {"start": start, "end": start + 1000, "value": expected}, (k, r)
     # the output record's timestamp is the window start
-    stamps = [(m.timestamp()[1], json.loads(m.value())["start"]) for m in
-              kafka.consume(out, expected=20, timeout=5, isolation="read_committed")]
+    stamps = [
+        (m.timestamp()[1], json.loads(m.value())["start"])
+        for m in kafka.consume(out, expected=20, timeout=5, isolation="read_committed")
+    ]
     # (librdkafka cannot produce timestamp 0: the epoch window gets the produce time)
     assert all(ts == start for ts, start in stamps if start > 0), stamps
 
 
 def test_closing_by_partition_on_spark(make_app, kafka):
     src = kafka.new_topic(partitions=1)
-    kafka.produce(src, [
-        {"value": b"1", "key": b"a", "timestamp": 100},
-        {"value": b"1", "key": b"b", "timestamp": 200},
-        {"value": b"1", "key": b"b", "timestamp": 1500},   # closes a's window too
-        {"value": b"1", "key": b"a", "timestamp": 900},    # late for the partition
-    ])
+    kafka.produce(
+        src,
+        [
+            {"value": b"1", "key": b"a", "timestamp": 100},
+            {"value": b"1", "key": b"b", "timestamp": 200},
+            {"value": b"1", "key": b"b", "timestamp": 1500},  # closes a's window too
+            {"value": b"1", "key": b"a", "timestamp": 900},  # late for the partition
+        ],
+    )
     app = make_app()
     sdf = app.dataframe(app.topic(src, value_deserializer="json"))
     sdf = sdf.tumbling_window(1000).sum().final(closing_strategy="partition")
@@ -68,8 +76,7 @@ def test_quiet_key_windows_close_by_processing_time(make_app, kafka):
     """Key a sends twice and goes quiet; with close_idle_after its open window is emitted by a Spark
     timer although no later record of a arrives (without it, .final() would never fire)."""
     src = kafka.new_topic(partitions=1)
-    kafka.produce(src, [{"value": b"1", "key": b"a", "timestamp": 100},
-                        {"value": b"2", "key": b"a", "timestamp": 200}])
+    kafka.produce(src, [{"value": b"1", "key": b"a", "timestamp": 100}, {"value": b"2", "key": b"a", "timestamp": 200}])
     app = make_app()
     sdf = app.dataframe(app.topic(src, value_deserializer="json"))
     sdf = sdf.tumbling_window(1000).sum().final(close_idle_after=1500)
@@ -96,8 +103,7 @@ def test_columnar_and_general_window_paths_agree_on_spark(make_app, kafka, tmp_p
         ts = 2000 + clock - rnd.choice([0, 0, 0, 150, 700])
         key = f"k{rnd.randint(0, 5)}"
         value = {"temp": round(rnd.uniform(-20, 40), 2), "units": rnd.randint(0, 9), "i": i}
-        events.append({"value": json.dumps(value).encode(), "key": key.encode(),
-                       "timestamp": ts, "partition": int(key[1]) % 2})
+        events.append({"value": json.dumps(value).encode(), "key": key.encode(), "timestamp": ts, "partition": int(key[1]) % 2})
     kafka.produce(src, events)
 
     outputs = {}
@@ -106,8 +112,11 @@ def test_columnar_and_general_window_paths_agree_on_spark(make_app, kafka, tmp_p
         out = kafka.new_topic()
         app = make_app(state_dir=str(tmp_path / f"state-{columnar}"), max_records_per_partition=120)
         sdf = app.dataframe(app.topic(src))
-        sdf = sdf.hopping_window(1000, 250, grace_ms=300).agg(
-            n=Count(), units=Sum("units"), total=Sum("temp"), avg=Mean("temp"), hi=Max("temp"), lo=Min("temp")).final()
+        sdf = (
+            sdf.hopping_window(1000, 250, grace_ms=300)
+            .agg(n=Count(), units=Sum("units"), total=Sum("temp"), avg=Mean("temp"), hi=Max("temp"), lo=Min("temp"))
+            .final()
+        )
         sdf.to_topic(app.topic(out, key_serializer="bytes"))
         app.run(timeout=3)
         produced = kafka.consume(out, expected=sum(kafka.high_watermarks(out).values()), timeout=10)

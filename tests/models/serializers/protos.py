@@ -15,7 +15,9 @@ _F = descriptor_pb2.FieldDescriptorProto
 
 
 def _file() -> descriptor_pb2.FileDescriptorProto:
-    proto = descriptor_pb2.FileDescriptorProto(name="streamspark_tests/reading.proto", package="streamspark.tests", syntax="proto3")
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="streamspark_tests/reading.proto", package="streamspark.tests", syntax="proto3"
+    )
     kind = proto.enum_type.add(name="Kind")
     kind.value.add(name="KIND_UNKNOWN", number=0)
     kind.value.add(name="KIND_TEMPERATURE", number=1)

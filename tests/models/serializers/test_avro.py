@@ -38,8 +38,12 @@ def mock_registry() -> SchemaRegistryClientConfig:
 def test_defaults_are_the_references():
     ser = inspect.signature(AvroSerializer)
     assert list(ser.parameters) == [
-        "schema", "strict", "strict_allow_default", "disable_tuple_notation",
-        "schema_registry_client_config", "schema_registry_serialization_config",
+        "schema",
+        "strict",
+        "strict_allow_default",
+        "disable_tuple_notation",
+        "schema_registry_client_config",
+        "schema_registry_serialization_config",
     ]
     de = inspect.signature(AvroDeserializer).parameters
     assert de["handle_unicode_errors"].default == "strict"

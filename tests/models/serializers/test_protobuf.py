@@ -34,8 +34,12 @@ def mock_registry() -> SchemaRegistryClientConfig:
 def test_defaults_are_the_references():
     de = inspect.signature(ProtobufDeserializer).parameters
     assert list(de) == [
-        "msg_type", "use_integers_for_enums", "preserving_proto_field_name", "to_dict",
-        "schema_registry_client_config", "schema_registry_serialization_config",
+        "msg_type",
+        "use_integers_for_enums",
+        "preserving_proto_field_name",
+        "to_dict",
+        "schema_registry_client_config",
+        "schema_registry_serialization_config",
     ]
     assert de["to_dict"].default is True and de["use_integers_for_enums"].default is False
     ser = inspect.signature(ProtobufSerializer).parameters
@@ -50,7 +54,9 @@ def test_plain_bytes_are_the_message_encoding():
 
 def test_to_dict_options():
     assert ProtobufDeserializer(Reading, use_integers_for_enums=True, preserving_proto_field_name=True)(PAYLOAD, None) == {
-        "sensor_id": "a", "value": 1.5, "kind": 1,
+        "sensor_id": "a",
+        "value": 1.5,
+        "kind": 1,
     }
     message = ProtobufDeserializer(Reading, to_dict=False)(PAYLOAD, None)
     assert isinstance(message, Reading) and message.sensor_id == "a"

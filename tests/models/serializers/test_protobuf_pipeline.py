@@ -45,8 +45,9 @@ def test_json_in_protobuf_out(make_app, kafka):
 def test_value_not_fitting_the_message_names_the_output_topic(make_app, kafka):
     src, out = kafka.new_topic(), kafka.new_topic()
     # offset 1: a temperature that is no number, so its Reading cannot be built on produce
-    kafka.produce(src, json_values([{"sensor": "s0", "temp": 1.5}, {"sensor": "s1", "temp": "n/a"},
-                                    {"sensor": "s2", "temp": 2.5}]))
+    kafka.produce(
+        src, json_values([{"sensor": "s0", "temp": 1.5}, {"sensor": "s1", "temp": "n/a"}, {"sensor": "s2", "temp": 2.5}])
+    )
 
     app = make_app(consumer_group="proto-bad")
     app.dataframe(app.topic(src)).apply(as_reading).to_topic(app.topic(out, value_serializer=ProtobufSerializer(Reading)))
@@ -63,8 +64,12 @@ def test_value_not_fitting_the_message_names_the_output_topic(make_app, kafka):
 
     def on_error(exc, row, log):
         # runs in a Spark worker: accept only the refused Reading of offset 1, named by its topic
-        return (isinstance(exc, SerializationError) and f'topic "{out2}"' in str(exc)
-                and row.offset == 1 and row.value["value"] == "n/a")
+        return (
+            isinstance(exc, SerializationError)
+            and f'topic "{out2}"' in str(exc)
+            and row.offset == 1
+            and row.value["value"] == "n/a"
+        )
 
     app2 = make_app(consumer_group="proto-bad-2", on_producer_error=on_error)
     app2.dataframe(app2.topic(src)).apply(as_reading).to_topic(app2.topic(out2, value_serializer=ProtobufSerializer(Reading)))

@@ -61,18 +61,20 @@ def test_legacy_envelope_indexes_point_at_the_value():
     data = ser({"a": "é", "Timestamp": 7}, None)
     envelope = json.loads(data)
     assert (envelope["C"], envelope["K"], ser.extra_headers) == ("JT", "ParameterData", {})
-    assert json.loads(data[envelope["S"]:envelope["E"]]) == envelope["V"]
+    assert json.loads(data[envelope["S"] : envelope["E"]]) == envelope["V"]
     assert list(QuixDeserializer()(data, ctx(None))) == [{"a": "é", "Tags": {}, "Timestamp": 7}]
 
 
 def test_one_timeseries_message_splits_into_rows():
-    value = json.dumps({
-        "Timestamps": [1, 2],
-        "NumericValues": {"a": [1, None]},
-        "StringValues": {"s": ["x", "y"]},
-        "BinaryValues": {"b": ["Ynl0ZXM=", None]},
-        "TagValues": {"room": ["r1", "r2"]},
-    }).encode()
+    value = json.dumps(
+        {
+            "Timestamps": [1, 2],
+            "NumericValues": {"a": [1, None]},
+            "StringValues": {"s": ["x", "y"]},
+            "BinaryValues": {"b": ["Ynl0ZXM=", None]},
+            "TagValues": {"room": ["r1", "r2"]},
+        }
+    ).encode()
     de = pickle.loads(pickle.dumps(QuixDeserializer()))
     assert de.split_values is True
     assert list(de(value, ctx(TIMESERIES))) == [

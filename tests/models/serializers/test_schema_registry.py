@@ -28,12 +28,18 @@ def mock_registry() -> SchemaRegistryClientConfig:
 
 def test_client_config_fields_become_the_clients_dotted_keys():
     config = SchemaRegistryClientConfig(
-        url="https://sr:8081", ssl_ca_location="ca.pem", ssl_key_location="k.pem",
-        ssl_certificate_location="c.pem", basic_auth_user_info="user:secret",
+        url="https://sr:8081",
+        ssl_ca_location="ca.pem",
+        ssl_key_location="k.pem",
+        ssl_certificate_location="c.pem",
+        basic_auth_user_info="user:secret",
     )
     assert config.as_dict(plaintext_secrets=True) == {
-        "url": "https://sr:8081", "ssl.ca.location": "ca.pem", "ssl.key.location": "k.pem",
-        "ssl.certificate.location": "c.pem", "basic.auth.user.info": "user:secret",
+        "url": "https://sr:8081",
+        "ssl.ca.location": "ca.pem",
+        "ssl.key.location": "k.pem",
+        "ssl.certificate.location": "c.pem",
+        "basic.auth.user.info": "user:secret",
     }
     assert "secret" not in repr(config) and "secret" not in str(config)  # masked unless asked for
     assert config.as_dict(include={"url"}) == {"url": "https://sr:8081"}
@@ -54,7 +60,8 @@ def test_serialization_config_defaults_are_the_references():
     assert config.subject_name_strategy is topic_subject_name_strategy
     assert config.reference_subject_name_strategy is reference_subject_name_strategy
     assert config.as_dict(include={"auto_register_schemas", "subject_name_strategy"}) == {
-        "auto.register.schemas": True, "subject.name.strategy": topic_subject_name_strategy,
+        "auto.register.schemas": True,
+        "subject.name.strategy": topic_subject_name_strategy,
     }
 
 
@@ -84,7 +91,11 @@ def test_json_reads_bytes_written_by_another_client():
 
 @pytest.mark.parametrize(
     "data, match",
-    [(b'{"a": 1}', "Invalid magic byte"), (b'\x00\x00\x00\x00\x09{"a": 1}', "Schema Not Found"), (b"\x00", "Schema Registry failed")],
+    [
+        (b'{"a": 1}', "Invalid magic byte"),
+        (b'\x00\x00\x00\x00\x09{"a": 1}', "Schema Not Found"),
+        (b"\x00", "Schema Registry failed"),
+    ],
 )
 def test_json_bad_bytes_are_serialization_errors(data, match):
     config = mock_registry()

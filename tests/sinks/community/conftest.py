@@ -8,7 +8,13 @@ import pytest
 
 from streamspark.sinks.base import SinkBatch
 from tests.servers.servers import (
-    BigQueryEmulator, InfluxDB1, MongoEmulator, MotoServer, OpenSearchEmulator, PostgreSQL, Redis,
+    BigQueryEmulator,
+    InfluxDB1,
+    MongoEmulator,
+    MotoServer,
+    OpenSearchEmulator,
+    PostgreSQL,
+    Redis,
 )
 
 
@@ -32,6 +38,7 @@ def _server(cls):
         server = cls().start()
         yield server
         server.stop()
+
     return fixture
 
 

@@ -38,32 +38,57 @@ N = 40
 
 
 def test_all_server_sinks_in_one_pipeline_survive_a_failed_batch(
-        make_app, kafka, tmp_path, postgres, redis_server, influxdb, moto, mongo, opensearch, bigquery_emulator, recorder):
+    make_app, kafka, tmp_path, postgres, redis_server, influxdb, moto, mongo, opensearch, bigquery_emulator, recorder
+):
     from google.api_core.client_options import ClientOptions
     from google.auth.credentials import AnonymousCredentials
 
     topic = kafka.new_topic(partitions=2)
-    kafka.produce(topic, [{"value": json.dumps({"i": i, "sensor": f"s{i % 4}", "v": i * 0.5}).encode(),
-                           "key": f"id{i}".encode(), "partition": i % 2, "timestamp": 1_700_000_000_000 + i * 1000}
-                          for i in range(N)])
+    kafka.produce(
+        topic,
+        [
+            {
+                "value": json.dumps({"i": i, "sensor": f"s{i % 4}", "v": i * 0.5}).encode(),
+                "key": f"id{i}".encode(),
+                "partition": i % 2,
+                "timestamp": 1_700_000_000_000 + i * 1000,
+            }
+            for i in range(N)
+        ],
+    )
     influxdb.query("CREATE DATABASE e2e")
     stream = new_stream(moto, "e2e")
-    iceberg = IcebergCatalogConfig(name="e2e", properties={"type": "sql", "uri": f"sqlite:///{tmp_path}/cat.db",
-                                                           "warehouse": f"file://{tmp_path}/wh"})
+    iceberg = IcebergCatalogConfig(
+        name="e2e", properties={"type": "sql", "uri": f"sqlite:///{tmp_path}/cat.db", "warehouse": f"file://{tmp_path}/wh"}
+    )
     sinks = [
-        PostgreSQLSink(host="127.0.0.1", port=postgres.port, dbname="postgres", user=postgres.user, password="",
-                       table_name="e2e"),
+        PostgreSQLSink(
+            host="127.0.0.1", port=postgres.port, dbname="postgres", user=postgres.user, password="", table_name="e2e"
+        ),
         RedisSink(host="127.0.0.1", port=redis_server.port, db=5),
         InfluxDB1Sink(host=influxdb.url, database="e2e", measurement="readings", tags_keys=["sensor"], fields_keys=["i", "v"]),
         ElasticsearchSink(url=opensearch.url, index="e2e"),
         MongoDBSink(host="127.0.0.1", port=mongo.port, db="e2e", collection="readings"),
-        BigQuerySink(project_id=bigquery_emulator.project, location="US", dataset_id="e2e", table_name="readings",
-                     credentials=AnonymousCredentials(), client_options=ClientOptions(api_endpoint=bigquery_emulator.url)),
+        BigQuerySink(
+            project_id=bigquery_emulator.project,
+            location="US",
+            dataset_id="e2e",
+            table_name="readings",
+            credentials=AnonymousCredentials(),
+            client_options=ClientOptions(api_endpoint=bigquery_emulator.url),
+        ),
         KinesisSink(stream_name=stream, aws_endpoint_url=moto.url, key_serializer=str, **AWS),  # str keys here
         IcebergSink(table_name="e2e.readings", config=iceberg, data_catalog_spec="pyiceberg"),
         # InfluxDB 3 at its HTTP boundary (a recording server in this process; none installs here)
-        InfluxDB3Sink(token="t", host=f"http://127.0.0.1:{recorder.server_address[1]}", organization_id="o",
-                      database="e2e", measurement="readings", tags_keys=["sensor"], fields_keys=["i"]),
+        InfluxDB3Sink(
+            token="t",
+            host=f"http://127.0.0.1:{recorder.server_address[1]}",
+            organization_id="o",
+            database="e2e",
+            measurement="readings",
+            tags_keys=["sensor"],
+            fields_keys=["i"],
+        ),
     ]
     marker = tmp_path / "attempts"
 
@@ -106,8 +131,11 @@ def test_all_server_sinks_in_one_pipeline_survive_a_failed_batch(
 
     from google.cloud import bigquery
 
-    bq = bigquery.Client(project=bigquery_emulator.project, credentials=AnonymousCredentials(),
-                         client_options=ClientOptions(api_endpoint=bigquery_emulator.url))
+    bq = bigquery.Client(
+        project=bigquery_emulator.project,
+        credentials=AnonymousCredentials(),
+        client_options=ClientOptions(api_endpoint=bigquery_emulator.url),
+    )
     bq_rows = [dict(row) for row in bq.query(f"SELECT i FROM `{bigquery_emulator.project}.e2e.readings`").result()]
     bq_ids = [row["i"] for row in bq_rows]
     assert set(bq_ids) == set(expected), "BigQuery: nothing lost"

@@ -30,7 +30,9 @@ def read_stream(moto, stream):
     client = kinesis_client(moto)
     out = []
     for shard in client.list_shards(StreamName=stream)["Shards"]:
-        it = client.get_shard_iterator(StreamName=stream, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        it = client.get_shard_iterator(StreamName=stream, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")[
+            "ShardIterator"
+        ]
         while it:
             answer = client.get_records(ShardIterator=it, Limit=10000)
             out += [(r["PartitionKey"], json.loads(r["Data"])) for r in answer["Records"]]
@@ -81,8 +83,13 @@ def test_aws_settings_default_to_the_environment_at_import():
         " if n.startswith(('aws', 'region', 'endpoint'))))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(AWS_ACCESS_KEY_ID="id", AWS_SECRET_ACCESS_KEY="secret", AWS_DEFAULT_REGION="eu-north-1",
-               AWS_ENDPOINT_URL_KINESIS="http://kinesis", AWS_ENDPOINT_URL_S3="http://s3")
+    env.update(
+        AWS_ACCESS_KEY_ID="id",
+        AWS_SECRET_ACCESS_KEY="secret",
+        AWS_DEFAULT_REGION="eu-north-1",
+        AWS_ENDPOINT_URL_KINESIS="http://kinesis",
+        AWS_ENDPOINT_URL_S3="http://s3",
+    )
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == [
@@ -97,9 +104,15 @@ def bq_sink(emulator, **kw):
     from google.api_core.client_options import ClientOptions
     from google.auth.credentials import AnonymousCredentials
 
-    return BigQuerySink(project_id=emulator.project, location="US", dataset_id=kw.pop("dataset", "ds"),
-                        table_name=kw.pop("table", "events"), credentials=AnonymousCredentials(),
-                        client_options=ClientOptions(api_endpoint=emulator.url), **kw)
+    return BigQuerySink(
+        project_id=emulator.project,
+        location="US",
+        dataset_id=kw.pop("dataset", "ds"),
+        table_name=kw.pop("table", "events"),
+        credentials=AnonymousCredentials(),
+        client_options=ClientOptions(api_endpoint=emulator.url),
+        **kw,
+    )
 
 
 def bq_rows(sink, table):
@@ -113,9 +126,18 @@ def test_bigquery_creates_dataset_table_and_inserts_emulator(bigquery_emulator):
     sink.flush()
     table = sink._client.get_table(f"{bigquery_emulator.project}.ds.events")
     assert {f.name: f.field_type for f in table.schema} == {
-        "timestamp": "TIMESTAMP", "__key": "STRING", "n": "INTEGER", "name": "STRING", "x": "FLOAT", "ok": "BOOLEAN"}
+        "timestamp": "TIMESTAMP",
+        "__key": "STRING",
+        "n": "INTEGER",
+        "name": "STRING",
+        "x": "FLOAT",
+        "ok": "BOOLEAN",
+    }
     rows = bq_rows(sink, f"{bigquery_emulator.project}.ds.events")
-    assert [(r["__key"], r["n"], r["name"], r["x"], r["ok"]) for r in rows] == [("k0", 1, "a", 0.5, True), ("k1", 2, None, 1.0, False)]
+    assert [(r["__key"], r["n"], r["name"], r["x"], r["ok"]) for r in rows] == [
+        ("k0", 1, "a", 0.5, True),
+        ("k1", 2, None, 1.0, False),
+    ]
     assert rows[0]["timestamp"].isoformat() == "2023-11-14T22:13:20+00:00"
 
 
@@ -173,8 +195,9 @@ def test_pubsub_publishes_and_flush_waits_client_boundary(monkeypatch):
     sink.start()
     feed(sink, make_batch({"a": 1}))
     sink.flush()
-    assert FakePublisher.published == [("projects/p/topics/events", b'{"a": 1}',
-                                        {"timestamp": "1700000000000", "key": "k0", "h": "v"})]
+    assert FakePublisher.published == [
+        ("projects/p/topics/events", b'{"a": 1}', {"timestamp": "1700000000000", "key": "k0", "h": "v"})
+    ]
     FakePublisher.fail = TimeoutError("publish timed out")
     feed(sink, make_batch({"a": 2}))
     with pytest.raises(TimeoutError):
@@ -233,8 +256,14 @@ class FakeDriver:
 
 
 def test_neo4j_chunks_commit_together_or_not_at_all_client_boundary():
-    sink = Neo4jSink(host="localhost", port=7687, username="neo4j", password="pw", chunk_size=2,
-                     cypher_query="MERGE (p:Person {name: event.name.first}) SET p.key = __key")
+    sink = Neo4jSink(
+        host="localhost",
+        port=7687,
+        username="neo4j",
+        password="pw",
+        chunk_size=2,
+        cypher_query="MERGE (p:Person {name: event.name.first}) SET p.key = __key",
+    )
     sink._client = FakeDriver()
     feed(sink, make_batch({"name": {"first": "a"}}, {"name": {"first": "b"}}, {"name": {"first": "c"}}))
     sink.flush()
@@ -243,8 +272,13 @@ def test_neo4j_chunks_commit_together_or_not_at_all_client_boundary():
     query = runs[0][1]
     assert query.startswith("UNWIND $records AS record WITH record.event AS event, record.__key AS __key")
     assert query.endswith("MERGE (p:Person {name: event.name.first}) SET p.key = __key")
-    assert runs[0][2][0] == {"event": {"name": {"first": "a"}}, "__value": {"name": {"first": "a"}}, "__key": "k0",
-                             "__headers": {"h": "v"}, "__timestamp": 1_700_000_000_000}
+    assert runs[0][2][0] == {
+        "event": {"name": {"first": "a"}},
+        "__value": {"name": {"first": "a"}},
+        "__key": "k0",
+        "__headers": {"h": "v"},
+        "__timestamp": 1_700_000_000_000,
+    }
     sink._client = FakeDriver(fail_on=2)  # the second chunk fails: the first is rolled back with it
     feed(sink, make_batch({"name": {"first": "a"}}, {"name": {"first": "b"}}, {"name": {"first": "c"}}))
     with pytest.raises(RuntimeError, match="constraint violated"):
@@ -263,6 +297,13 @@ def test_neo4j_connect_callbacks_are_not_driver_options_client_boundary(monkeypa
 
     monkeypatch.setattr(neo4j.GraphDatabase, "driver", driver)
     connected = []
-    Neo4jSink(host="localhost", port=7687, username="neo4j", password="pw", cypher_query="RETURN 1",
-              max_connection_pool_size=5, on_client_connect_success=lambda: connected.append(True)).start()
+    Neo4jSink(
+        host="localhost",
+        port=7687,
+        username="neo4j",
+        password="pw",
+        cypher_query="RETURN 1",
+        max_connection_pool_size=5,
+        on_client_connect_success=lambda: connected.append(True),
+    ).start()
     assert connected == [True] and options == {"max_connection_pool_size": 5}

@@ -42,8 +42,15 @@ def test_postgres_creates_table_adds_columns_and_routes_per_record(postgres):
     assert [(r[0], r[1], r[2], r[3], r[4]) for r in rows] == [("k0", 1, 0.5, None, None), ("k0", 3, None, ["x"], True)]
     assert rows[0][5].isoformat() == "2023-11-14T22:13:20"
     types = dict(pg_rows(postgres, "SELECT column_name, data_type FROM information_schema.columns WHERE table_name='pg_a'"))
-    assert types == {"timestamp": "timestamp without time zone", "__key": "text", "kind": "text", "n": "bigint",
-                     "x": "double precision", "tags": "jsonb", "ok": "boolean"}
+    assert types == {
+        "timestamp": "timestamp without time zone",
+        "__key": "text",
+        "kind": "text",
+        "n": "bigint",
+        "x": "double precision",
+        "tags": "jsonb",
+        "ok": "boolean",
+    }
     assert pg_rows(postgres, "SELECT n FROM pg_b") == [(2,)]
 
 
@@ -70,8 +77,9 @@ def test_postgres_without_auto_update_needs_the_table(postgres):
 
 
 def test_postgres_down_is_a_clear_error(closed_port):
-    sink = PostgreSQLSink(host="127.0.0.1", port=closed_port, dbname="x", user="u", password="p", table_name="t",
-                          connection_timeout_seconds=2)
+    sink = PostgreSQLSink(
+        host="127.0.0.1", port=closed_port, dbname="x", user="u", password="p", table_name="t", connection_timeout_seconds=2
+    )
     with pytest.raises(ConnectionError, match=f"PostgreSQL at 127.0.0.1:{closed_port} refused the connection"):
         sink.start()
 
@@ -92,8 +100,13 @@ def test_redis_sets_keys_and_custom_serializers(redis_server):
     sink.flush()
     client = redis.Redis(port=redis_server.port)
     assert json.loads(client.get("r1")) == {"a": 1} and json.loads(client.get("r2")) == {"a": 2}
-    custom = RedisSink(host="127.0.0.1", port=redis_server.port, db=1, value_serializer=lambda v: str(v["a"]),
-                       key_serializer=lambda k, v: f"user:{k.decode()}")
+    custom = RedisSink(
+        host="127.0.0.1",
+        port=redis_server.port,
+        db=1,
+        value_serializer=lambda v: str(v["a"]),
+        key_serializer=lambda k, v: f"user:{k.decode()}",
+    )
     custom.start()
     feed(custom, make_batch({"a": 7}, keys=[b"u"]))
     custom.flush()
@@ -123,15 +136,29 @@ def test_mongodb_update_replace_metadata_and_selector_emulator(mongo):
     sink.flush()
     assert list(col.find()) == [{"_id": "doc", "a": 1, "b": 2, "__topic": "t", "__partition": 0, "__offset": 1}]
 
-    replace = MongoDBSink(host="127.0.0.1", port=mongo.port, db="db", collection="docs", update_method="ReplaceOne",
-                          add_message_metadata=True, value_selector=lambda d: {k: v for k, v in d.items() if k != "__headers"})
+    replace = MongoDBSink(
+        host="127.0.0.1",
+        port=mongo.port,
+        db="db",
+        collection="docs",
+        update_method="ReplaceOne",
+        add_message_metadata=True,
+        value_selector=lambda d: {k: v for k, v in d.items() if k != "__headers"},
+    )
     replace.start()
     feed(replace, make_batch({"c": 3}, keys=[b"doc"]))
     replace.flush()
     assert list(col.find()) == [{"_id": "doc", "c": 3, "__key": "doc", "__timestamp": 1_700_000_000_000}]
 
-    many = MongoDBSink(host="127.0.0.1", port=mongo.port, db="db", collection="many", update_method="UpdateMany",
-                       document_matcher=lambda item: {"group": item.value["group"]}, upsert=False)
+    many = MongoDBSink(
+        host="127.0.0.1",
+        port=mongo.port,
+        db="db",
+        collection="many",
+        update_method="UpdateMany",
+        document_matcher=lambda item: {"group": item.value["group"]},
+        upsert=False,
+    )
     client["db"]["many"].insert_many([{"group": "g", "n": 0}, {"group": "g", "n": 0}, {"group": "h", "n": 0}])
     many.start()
     feed(many, make_batch({"group": "g", "n": 5}))
@@ -146,12 +173,18 @@ def test_mongodb_down_is_a_clear_error(closed_port):
         MongoDBSink(host="h", db="d", collection="c", update_method="Upsert")
 
 
-
 def test_mongodb_connect_callbacks_are_not_client_options(closed_port):
     failures = []
-    MongoDBSink(host="127.0.0.1", port=closed_port, db="d", collection="c", authentication_timeout_ms=300,
-                on_client_connect_failure=failures.append).start()
+    MongoDBSink(
+        host="127.0.0.1",
+        port=closed_port,
+        db="d",
+        collection="c",
+        authentication_timeout_ms=300,
+        on_client_connect_failure=failures.append,
+    ).start()
     assert len(failures) == 1 and isinstance(failures[0], ConnectionError)  # not a MongoClient option error
+
 
 # -- Elasticsearch / OpenSearch (osmem emulator) -------------------------------------------------
 def search(server, index):
@@ -163,8 +196,13 @@ def search(server, index):
 
 
 def test_elasticsearch_bulk_ids_metadata_and_mapping_emulator(opensearch):
-    sink = ElasticsearchSink(url=opensearch.url, index="docs", add_message_metadata=True, batch_size=2,
-                             mapping={"mappings": {"properties": {"n": {"type": "long"}}}})
+    sink = ElasticsearchSink(
+        url=opensearch.url,
+        index="docs",
+        add_message_metadata=True,
+        batch_size=2,
+        mapping={"mappings": {"properties": {"n": {"type": "long"}}}},
+    )
     sink.start()
     feed(sink, make_batch({"n": 1}, {"n": 2}, {"n": 3}))
     sink.flush()
@@ -182,8 +220,9 @@ def test_elasticsearch_refused_documents_fail_unless_ignored_emulator(opensearch
     feed(strict, make_batch({"n": "not a number"}))
     with pytest.raises(ElasticsearchBulkError, match="1 document\\(s\\) refused by 'typed'"):
         strict.flush()
-    lenient = ElasticsearchSink(url=opensearch.url, index="typed", ignore_bulk_upload_errors=True,
-                                document_id_setter=lambda item: None)
+    lenient = ElasticsearchSink(
+        url=opensearch.url, index="typed", ignore_bulk_upload_errors=True, document_id_setter=lambda item: None
+    )
     lenient.start()
     feed(lenient, make_batch({"n": "still not"}, {"n": 4}))
     lenient.flush()

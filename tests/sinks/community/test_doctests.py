@@ -8,12 +8,19 @@ import importlib
 import pytest
 
 MODULES = [
-    "streamspark.sinks.base._delivery", "streamspark.sinks._influx.points", "streamspark.sinks.core.influxdb3",
-    "streamspark.sinks.community.influxdb1", "streamspark.sinks.community.postgresql",
-    "streamspark.sinks.community.redis", "streamspark.sinks.community.elasticsearch",
-    "streamspark.sinks.community.mongodb", "streamspark.sinks.community.bigquery",
-    "streamspark.sinks.community.kinesis", "streamspark.sinks.community.pubsub",
-    "streamspark.sinks.community.neo4j", "streamspark.sinks.community.iceberg",
+    "streamspark.sinks.base._delivery",
+    "streamspark.sinks._influx.points",
+    "streamspark.sinks.core.influxdb3",
+    "streamspark.sinks.community.influxdb1",
+    "streamspark.sinks.community.postgresql",
+    "streamspark.sinks.community.redis",
+    "streamspark.sinks.community.elasticsearch",
+    "streamspark.sinks.community.mongodb",
+    "streamspark.sinks.community.bigquery",
+    "streamspark.sinks.community.kinesis",
+    "streamspark.sinks.community.pubsub",
+    "streamspark.sinks.community.neo4j",
+    "streamspark.sinks.community.iceberg",
 ]
 
 
@@ -52,11 +59,14 @@ def test_every_sink_pickles_without_its_client():
 
     sinks = [
         PostgreSQLSink(host="h", port=1, dbname="d", user="u", password="p", table_name="t"),
-        RedisSink(host="h", port=1, db=0), MongoDBSink(host="h", db="d", collection="c"),
-        ElasticsearchSink(url="http://h:9200", index="i"), InfluxDB1Sink(host="h", database="d", measurement="m"),
+        RedisSink(host="h", port=1, db=0),
+        MongoDBSink(host="h", db="d", collection="c"),
+        ElasticsearchSink(url="http://h:9200", index="i"),
+        InfluxDB1Sink(host="h", database="d", measurement="m"),
         InfluxDB3Sink(token="t", host="h", organization_id="o", database="d", measurement="m"),
         BigQuerySink(project_id="p", location="US", dataset_id="d", table_name="t"),
-        KinesisSink(stream_name="s"), PubSubSink(project_id="p", topic_id="t"),
+        KinesisSink(stream_name="s"),
+        PubSubSink(project_id="p", topic_id="t"),
         Neo4jSink(host="h", port=1, username="u", password="p", cypher_query="RETURN 1"),
         IcebergSink(table_name="n.t", config=AWSIcebergConfig(aws_s3_uri="s3://b/w")),
     ]

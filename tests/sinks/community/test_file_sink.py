@@ -15,8 +15,15 @@ import pytest
 
 from streamspark.sinks.base import SinkBatch
 from streamspark.sinks.community.file import (
-    AzureContainerNotFoundError, AzureFileDestination, FileSink, InvalidFormatError, JSONFormat, LocalDestination,
-    ParquetFormat, S3BucketNotFoundError, S3Destination,
+    AzureContainerNotFoundError,
+    AzureFileDestination,
+    FileSink,
+    InvalidFormatError,
+    JSONFormat,
+    LocalDestination,
+    ParquetFormat,
+    S3BucketNotFoundError,
+    S3Destination,
 )
 from tests.servers import Azurite, SeaweedFS
 
@@ -34,14 +41,18 @@ def test_formats():
     b = batch({"a": 1}, {"b": 2})
     lines = JSONFormat().serialize(b).decode().splitlines()
     assert [json.loads(line) for line in lines] == [
-        {"_timestamp": 100, "_key": "k0", "_value": {"a": 1}}, {"_timestamp": 101, "_key": "k1", "_value": {"b": 2}}]
+        {"_timestamp": 100, "_key": "k0", "_value": {"a": 1}},
+        {"_timestamp": 101, "_key": "k1", "_value": {"b": 2}},
+    ]
     gz = JSONFormat(compress=True)
     assert gz.file_extension == ".jsonl.gz" and gzip.decompress(gz.serialize(b)).decode().count("\n") == 2
     custom = JSONFormat(dumps=lambda o: json.dumps(o, sort_keys=True, indent=None))
     assert custom.serialize(b).startswith(b'{"_key": "k0"')
     table = pq.read_table(io.BytesIO(ParquetFormat(compression="zstd").serialize(b)))
-    assert table.to_pylist() == [{"_timestamp": 100, "_key": "k0", "a": 1, "b": None},
-                                 {"_timestamp": 101, "_key": "k1", "a": None, "b": 2}]
+    assert table.to_pylist() == [
+        {"_timestamp": 100, "_key": "k0", "a": 1, "b": None},
+        {"_timestamp": 101, "_key": "k1", "a": None, "b": 2},
+    ]
     with pytest.raises(ValueError):
         ParquetFormat(compression="rar")
     with pytest.raises(InvalidFormatError):
@@ -62,8 +73,7 @@ def test_formats_and_destinations_import_from_their_modules():
     from streamspark.sinks.community.file.formats.json import JSONFormat as Json
     from streamspark.sinks.community.file.formats.parquet import ParquetFormat as Parquet
 
-    assert (Json, Parquet, Local, S3, Azure) == (JSONFormat, ParquetFormat, LocalDestination, S3Destination,
-                                                 AzureFileDestination)
+    assert (Json, Parquet, Local, S3, Azure) == (JSONFormat, ParquetFormat, LocalDestination, S3Destination, AzureFileDestination)
     assert issubclass(Json, Format) and issubclass(S3, Destination)
     assert isinstance(resolve_format(format="parquet"), Parquet)
 
@@ -86,7 +96,9 @@ def test_local_files_per_partition_named_by_offset_and_append(tmp_path, monkeypa
     sink.add({"a": 2}, b"k", 2, None, "t", 1, 7)
     sink.flush()
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.jsonl")) == [
-        "out/t/0/0000000000000000010.jsonl", "out/t/1/0000000000000000007.jsonl"]
+        "out/t/0/0000000000000000010.jsonl",
+        "out/t/1/0000000000000000007.jsonl",
+    ]
     appending = FileSink(directory="out", format="json", destination=LocalDestination(append=True))
     appending.add({"a": 3}, b"k", 3, None, "t", 0, 11)
     appending.flush()

@@ -11,8 +11,9 @@ from .conftest import feed, make_batch
 
 
 def sql_config(tmp_path):
-    return IcebergCatalogConfig(name="t", properties={"type": "sql", "uri": f"sqlite:///{tmp_path}/cat.db",
-                                                      "warehouse": f"file://{tmp_path}/wh"})
+    return IcebergCatalogConfig(
+        name="t", properties={"type": "sql", "uri": f"sqlite:///{tmp_path}/cat.db", "warehouse": f"file://{tmp_path}/wh"}
+    )
 
 
 def test_iceberg_creates_partitioned_table_and_evolves_schema(tmp_path):
@@ -28,7 +29,11 @@ def test_iceberg_creates_partitioned_table_and_evolves_schema(tmp_path):
     assert str(table.spec().fields[0].transform) == "day"
     rows = sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["_key"] + str(r["n"]))
     assert [(r["_key"], r["n"], r["name"], r["extra"], r["_value"]) for r in rows] == [
-        ("k0", 1, "a", None, None), ("k0", 3, None, 0.5, None), ("k1", 2, "b", None, None), ("k1", None, None, None, "not a dict")]
+        ("k0", 1, "a", None, None),
+        ("k0", 3, None, 0.5, None),
+        ("k1", 2, "b", None, None),
+        ("k1", None, None, None, "not a dict"),
+    ]
     assert rows[0]["_timestamp"].isoformat() == "2023-11-14T22:13:20+00:00"
     assert len(table.metadata.snapshots) == 2  # one snapshot per flush
 
@@ -56,9 +61,15 @@ def test_iceberg_rest_catalog_on_seaweedfs(tmp_path):
     from tests.servers import SeaweedFS
 
     with SeaweedFS() as weed:
-        props = {"type": "rest", "uri": weed.catalog_url, **weed.catalog_properties,
-                 "s3.endpoint": weed.endpoint, "s3.access-key-id": weed.access_key,
-                 "s3.secret-access-key": weed.secret_key, "s3.region": "us-east-1"}
+        props = {
+            "type": "rest",
+            "uri": weed.catalog_url,
+            **weed.catalog_properties,
+            "s3.endpoint": weed.endpoint,
+            "s3.access-key-id": weed.access_key,
+            "s3.secret-access-key": weed.secret_key,
+            "s3.region": "us-east-1",
+        }
         config = IcebergCatalogConfig(name="rest", properties=props)
         sink = IcebergSink(table_name="ns.rest_events", config=config, data_catalog_spec="pyiceberg")
         sink.start()
@@ -76,8 +87,12 @@ def test_iceberg_aws_glue_config_on_moto_and_seaweedfs(moto, monkeypatch):
     with SeaweedFS() as weed:
         monkeypatch.setenv("AWS_ENDPOINT_URL_GLUE", moto.url)
         monkeypatch.setenv("AWS_ENDPOINT_URL_S3", weed.endpoint)
-        config = AWSIcebergConfig(aws_s3_uri=f"s3://{weed.bucket}/warehouse", aws_region="us-east-1",
-                                  aws_access_key_id=weed.access_key, aws_secret_access_key=weed.secret_key)
+        config = AWSIcebergConfig(
+            aws_s3_uri=f"s3://{weed.bucket}/warehouse",
+            aws_region="us-east-1",
+            aws_access_key_id=weed.access_key,
+            aws_secret_access_key=weed.secret_key,
+        )
         sink = IcebergSink(table_name="glue_db.events", config=config)
         sink.start()
         feed(sink, make_batch({"n": 1}, {"n": 2}))

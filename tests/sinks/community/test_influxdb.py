@@ -21,11 +21,15 @@ from .conftest import feed, make_batch
 
 def test_line_protocol_rules():
     conv = PointConverter("m", fields_keys=("f",), tags_keys=("t",), include_metadata_tags=True)
-    assert conv.line({"t": "x,y", "f": 'a"b', "other": 1}, b"k", 1_700_000_000_000, "top", 3) == \
-        'm,__key=k,__partition=3,__topic=top,t=x\\,y f="a\\"b" 1700000000000'
+    assert (
+        conv.line({"t": "x,y", "f": 'a"b', "other": 1}, b"k", 1_700_000_000_000, "top", 3)
+        == 'm,__key=k,__partition=3,__topic=top,t=x\\,y f="a\\"b" 1700000000000'
+    )
     whole = PointConverter("m", tags_keys=("t",), convert_ints_to_floats=True)
-    assert whole.line({"t": 1, "i": 2, "b": True, "none": None}, None, 1_700_000_000_000, "t", 0) == \
-        "m,t=1 i=2.0,b=true 1700000000000"
+    assert (
+        whole.line({"t": 1, "i": 2, "b": True, "none": None}, None, 1_700_000_000_000, "t", 0)
+        == "m,t=1 i=2.0,b=true 1700000000000"
+    )
     with pytest.raises(KeyError, match="field 'f' is missing"):
         conv.line({"t": "x"}, None, 0, "t", 0)
     assert PointConverter("m", fields_keys=("f", "g"), allow_missing_fields=True).line({"g": 1}, None, 5, "t", 0) == "m g=1i 5"
@@ -50,18 +54,34 @@ def test_time_setter_and_precision():
 
 def test_influxdb1_points_land_in_a_real_server(influxdb):
     influxdb.query("CREATE DATABASE metrics")
-    sink = InfluxDB1Sink(host=influxdb.url, database="metrics", measurement="cpu", tags_keys=["host"],
-                         fields_keys=["load", "ok"], batch_size=2, include_metadata_tags=True)
+    sink = InfluxDB1Sink(
+        host=influxdb.url,
+        database="metrics",
+        measurement="cpu",
+        tags_keys=["host"],
+        fields_keys=["load", "ok"],
+        batch_size=2,
+        include_metadata_tags=True,
+    )
     sink.start()
-    feed(sink, make_batch({"host": "a", "load": 0.5, "ok": True, "ignored": 1}, {"host": "b", "load": 1.5, "ok": False},
-                          {"host": "a", "load": 2.5, "ok": True}))
+    feed(
+        sink,
+        make_batch(
+            {"host": "a", "load": 0.5, "ok": True, "ignored": 1},
+            {"host": "b", "load": 1.5, "ok": False},
+            {"host": "a", "load": 2.5, "ok": True},
+        ),
+    )
     sink.flush()
     feed(sink, make_batch({"host": "a", "load": 9.5, "ok": True}))  # same tags + time: overwrites (idempotent)
     sink.flush()
-    series = influxdb.query('SELECT * FROM cpu ORDER BY time', db="metrics")["results"][0]["series"][0]
+    series = influxdb.query("SELECT * FROM cpu ORDER BY time", db="metrics")["results"][0]["series"][0]
     rows = [dict(zip(series["columns"], v)) for v in series["values"]]
     assert [(r["host"], r["load"], r["ok"], r["__key"]) for r in rows] == [
-        ("a", 9.5, True, "k0"), ("b", 1.5, False, "k1"), ("a", 2.5, True, "k2")]
+        ("a", 9.5, True, "k0"),
+        ("b", 1.5, False, "k1"),
+        ("a", 2.5, True, "k2"),
+    ]
     assert rows[0]["time"] == "2023-11-14T22:13:20Z" and "ignored" not in rows[0]
 
 
@@ -116,8 +136,16 @@ def recorder():
 def test_influxdb3_write_request_at_the_http_boundary(recorder):
     """Client-boundary test: no InfluxDB 3 server can be installed here."""
     port = recorder.server_address[1]
-    sink = InfluxDB3Sink(token="secret", host=f"http://127.0.0.1:{port}", organization_id="org", database="db",
-                         measurement="m", tags_keys=["t"], time_precision="us", batch_size=2)
+    sink = InfluxDB3Sink(
+        token="secret",
+        host=f"http://127.0.0.1:{port}",
+        organization_id="org",
+        database="db",
+        measurement="m",
+        tags_keys=["t"],
+        time_precision="us",
+        batch_size=2,
+    )
     sink.start()
     feed(sink, make_batch({"t": "a", "v": 1}, {"t": "b", "v": 2}, {"t": "c", "v": 3}))
     sink.flush()

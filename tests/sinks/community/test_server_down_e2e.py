@@ -29,12 +29,29 @@ def test_servers_down_fail_the_batch_and_their_return_delivers_everything(make_a
         topic = kafka.new_topic(partitions=2)
 
         def produce(lo: int, hi: int) -> None:
-            kafka.produce(topic, [{"value": json.dumps({"i": i}).encode(), "key": f"id{i}".encode(),
-                                   "partition": i % 2, "timestamp": 1_700_000_000_000 + i} for i in range(lo, hi)])
+            kafka.produce(
+                topic,
+                [
+                    {
+                        "value": json.dumps({"i": i}).encode(),
+                        "key": f"id{i}".encode(),
+                        "partition": i % 2,
+                        "timestamp": 1_700_000_000_000 + i,
+                    }
+                    for i in range(lo, hi)
+                ],
+            )
 
         sinks = [
-            PostgreSQLSink(host="127.0.0.1", port=pg.port, dbname="postgres", user=pg.user, password="",
-                           table_name="down_e2e", connection_timeout_seconds=2),
+            PostgreSQLSink(
+                host="127.0.0.1",
+                port=pg.port,
+                dbname="postgres",
+                user=pg.user,
+                password="",
+                table_name="down_e2e",
+                connection_timeout_seconds=2,
+            ),
             RedisSink(host="127.0.0.1", port=rd.port, db=0, socket_timeout=2),
         ]
 

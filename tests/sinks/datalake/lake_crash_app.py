@@ -25,8 +25,14 @@ class CrashingLakeSink(TSDataLakeSink):
 def main() -> None:
     broker, src, lake, state_dir, group = sys.argv[1:6]
     app = Application(
-        broker_address=broker, consumer_group=group, auto_offset_reset="earliest", state_dir=state_dir,
-        commit_interval=0.2, commit_every=40, loglevel="INFO", spark_master="local[2]",
+        broker_address=broker,
+        consumer_group=group,
+        auto_offset_reset="earliest",
+        state_dir=state_dir,
+        commit_interval=0.2,
+        commit_every=40,
+        loglevel="INFO",
+        spark_master="local[2]",
     )
     sink = CrashingLakeSink(s3_prefix=lake, table_name="events", hive_columns=["year", "month"], timestamp_column="ts")
     app.dataframe(app.topic(src)).sink(sink)

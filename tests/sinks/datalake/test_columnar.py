@@ -54,11 +54,17 @@ def _random_value(rnd: random.Random, i: int, with_ts: bool, temp_kind: str) -> 
     if with_ts:
         value["ts"] = BASE_MS + rnd.randrange(-2, 5) * HOUR_MS + rnd.randrange(HOUR_MS)
     if rnd.random() < 0.9:
-        value["temp"] = rnd.randrange(-50, 50) if temp_kind == "int" else (
-            round(rnd.uniform(-50, 50), rnd.randrange(1, 17)) if temp_kind == "float" else
-            rnd.choice([rnd.randrange(100), rnd.uniform(0, 1)]))
+        value["temp"] = (
+            rnd.randrange(-50, 50)
+            if temp_kind == "int"
+            else (
+                round(rnd.uniform(-50, 50), rnd.randrange(1, 17))
+                if temp_kind == "float"
+                else rnd.choice([rnd.randrange(100), rnd.uniform(0, 1)])
+            )
+        )
     if rnd.random() < 0.7:
-        value["name"] = rnd.choice(["north", "süd", "東", "a\"quote", "back\\slash", "2024-01-01", ""])
+        value["name"] = rnd.choice(["north", "süd", "東", 'a"quote', "back\\slash", "2024-01-01", ""])
     if rnd.random() < 0.5:
         value["ok"] = rnd.random() < 0.5
     if rnd.random() < 0.3:
@@ -130,27 +136,30 @@ def test_timestamps_before_the_epoch():
     _same(plain, _fast(chunks, HOURS))
 
 
-@pytest.mark.parametrize("raw", [
-    b'{"ts": 1, "v": NaN}',                     # orjson refuses NaN and Infinity
-    b'{"ts": 1, "v": Infinity}',
-    b'{"ts": 1, "v": 1.5, "big": 18446744073709551615}',  # orjson keeps it an int; Arrow a double
-    b'{"ts": 1, "big": -9223372036854775809}',
-    b'{"ts": 1, "v": 1e300}',                   # as large as those: refused too
-    b'{"ts": 1}{"ts": 2}',                      # two documents in one value
-    b'{"ts": 1,\n "v": 2}',                     # a line break inside a value
-    b' {"ts": 1}',                              # whitespace around the object
-    b'\xef\xbb\xbf{"ts": 1}',                   # a byte order mark
-    b'{"ts": 1, "ts": 2}',                      # a repeated field (orjson keeps the last)
-    b'{"ts": null}',                            # null timestamp: no Kafka timestamp for it
-    b'{"ts": 1.5}',                             # not an integer timestamp
-    b'{"ts": "2024-01-01T00:00:00Z"}',
-    b'{"ts": 1, "nested": {"a": 1}}',           # nested values are built row by row
-    b'{"ts": 1, "list": [1, 2]}',
-    b'[1, 2]',
-    b'5',
-    b'',
-    b'{}',
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"ts": 1, "v": NaN}',  # orjson refuses NaN and Infinity
+        b'{"ts": 1, "v": Infinity}',
+        b'{"ts": 1, "v": 1.5, "big": 18446744073709551615}',  # orjson keeps it an int; Arrow a double
+        b'{"ts": 1, "big": -9223372036854775809}',
+        b'{"ts": 1, "v": 1e300}',  # as large as those: refused too
+        b'{"ts": 1}{"ts": 2}',  # two documents in one value
+        b'{"ts": 1,\n "v": 2}',  # a line break inside a value
+        b' {"ts": 1}',  # whitespace around the object
+        b'\xef\xbb\xbf{"ts": 1}',  # a byte order mark
+        b'{"ts": 1, "ts": 2}',  # a repeated field (orjson keeps the last)
+        b'{"ts": null}',  # null timestamp: no Kafka timestamp for it
+        b'{"ts": 1.5}',  # not an integer timestamp
+        b'{"ts": "2024-01-01T00:00:00Z"}',
+        b'{"ts": 1, "nested": {"a": 1}}',  # nested values are built row by row
+        b'{"ts": 1, "list": [1, 2]}',
+        b"[1, 2]",
+        b"5",
+        b"",
+        b"{}",
+    ],
+)
 def test_chunks_that_could_differ_from_orjson_are_refused(raw):
     values = [b'{"ts": 2, "v": 1.25}', raw]
     assert read_chunk(values, [None, None], [0, 0], "ts") is None

@@ -22,7 +22,11 @@ def _run(broker, src, lake, state, group, log, crash_at):
     env = {**os.environ, "CRASH_AT": crash_at}
     proc = subprocess.run(
         [sys.executable, str(APP), broker.address, src, lake, state, group],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env, timeout=300,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=env,
+        timeout=300,
         cwd=str(Path(__file__).parents[3]),
     )
     return proc.returncode
@@ -32,10 +36,9 @@ def _run(broker, src, lake, state, group, log, crash_at):
 def test_kill_9_before_and_after_the_catalog_commit(broker, kafka, tmp_path):
     src = kafka.new_topic(partitions=2)
     total = 400
-    kafka.produce(src, [
-        {"value": json.dumps({"i": i, "ts": T0 + i * 3_600_000 * 24}).encode(), "partition": i % 2}
-        for i in range(total)
-    ])
+    kafka.produce(
+        src, [{"value": json.dumps({"i": i, "ts": T0 + i * 3_600_000 * 24}).encode(), "partition": i % 2} for i in range(total)]
+    )
     lake, state, group = str(tmp_path / "lake"), str(tmp_path / "state"), "lake-crash"
     log_path = tmp_path / "app.log"
     with open(log_path, "ab") as log:
@@ -47,8 +50,9 @@ def test_kill_9_before_and_after_the_catalog_commit(broker, kafka, tmp_path):
     assert "already in default.events: skipping its commit" in text  # the replay of batch 1
     assert "exists (a replay of batch" in text  # the replayed tasks kept their files
 
-    ids = [r[0] for r in duckdb.sql(
-        f"select i from read_parquet('{lake}/events/**/*.parquet', hive_partitioning=true)").fetchall()]
+    ids = [
+        r[0] for r in duckdb.sql(f"select i from read_parquet('{lake}/events/**/*.parquet', hive_partitioning=true)").fetchall()
+    ]
     assert sorted(ids) == list(range(total))
     table = TSDataLakeSink(s3_prefix=lake, table_name="events", hive_columns=["year", "month"]).catalog.load_table()
     assert sorted(table.scan().to_arrow().column("i").to_pylist()) == list(range(total))

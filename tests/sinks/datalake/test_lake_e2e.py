@@ -26,17 +26,15 @@ def _duck(root, table):
 
 def test_lake_rows_partitions_and_catalog(make_app, kafka, tmp_path):
     topic = kafka.new_topic(partitions=2)
-    readings = [
-        {"sensor": f"s{i % 3}", "ts_ms": T0 + i * (DAY_MS // 4), "temp": 20.0 + i}
-        for i in range(12)
-    ]
-    kafka.produce(topic, [
-        {"value": json.dumps(r).encode(), "key": r["sensor"].encode(), "partition": i % 2}
-        for i, r in enumerate(readings)
-    ])
+    readings = [{"sensor": f"s{i % 3}", "ts_ms": T0 + i * (DAY_MS // 4), "temp": 20.0 + i} for i in range(12)]
+    kafka.produce(
+        topic,
+        [{"value": json.dumps(r).encode(), "key": r["sensor"].encode(), "partition": i % 2} for i, r in enumerate(readings)],
+    )
     root = tmp_path / "lake"
-    sink = TSDataLakeSink(s3_prefix=str(root), table_name="readings",
-                          hive_columns=["year", "month", "day"], timestamp_column="ts_ms")
+    sink = TSDataLakeSink(
+        s3_prefix=str(root), table_name="readings", hive_columns=["year", "month", "day"], timestamp_column="ts_ms"
+    )
     app = make_app()
     app.dataframe(app.topic(topic)).sink(sink)
     app.run(timeout=3)
@@ -69,12 +67,9 @@ def test_tasks_types_are_conformed_to_the_table_across_batches(make_app, kafka, 
     the driver conforms them; later batches' ints still land in the double column."""
     topic = kafka.new_topic(partitions=2)
     readings = [{"ts_ms": T0 + i, "temp": (20 + i) if i % 2 == 0 else 20.5 + i, "i": i} for i in range(8)]
-    kafka.produce(topic, [
-        {"value": json.dumps(r).encode(), "key": b"k", "partition": r["i"] % 2} for r in readings
-    ])
+    kafka.produce(topic, [{"value": json.dumps(r).encode(), "key": b"k", "partition": r["i"] % 2} for r in readings])
     root = tmp_path / "lake"
-    sink = TSDataLakeSink(s3_prefix=str(root), table_name="readings", hive_columns=["year"],
-                          timestamp_column="ts_ms")
+    sink = TSDataLakeSink(s3_prefix=str(root), table_name="readings", hive_columns=["year"], timestamp_column="ts_ms")
     app = make_app(max_records_per_partition=2)  # two micro-batches
     app.dataframe(app.topic(topic)).sink(sink)
     app.run(timeout=3)
@@ -105,18 +100,26 @@ def test_raw_json_chunks_write_what_the_per_record_path_writes(make_app, kafka, 
     """``collect=False`` (as a production run): tasks hand the sink whole chunks of raw JSON;
     with collection on, the same records go one by one. Same partitions, types and rows."""
     topic = kafka.new_topic(partitions=2)
-    readings = [{"ts_ms": T0 + (i % 6) * 1_800_000 + i, "i": i, "temp": 20 + i if i % 3 else 20.5 + i,
-                 "site": ["north", "süd", "東"][i % 3], **({"ok": i % 4 == 0} if i % 2 else {})} for i in range(60)]
-    kafka.produce(topic, [
-        {"value": json.dumps(r).encode(), "key": f"k{r['i'] % 5}".encode(), "partition": r["i"] % 2}
-        for r in readings
-    ])
+    readings = [
+        {
+            "ts_ms": T0 + (i % 6) * 1_800_000 + i,
+            "i": i,
+            "temp": 20 + i if i % 3 else 20.5 + i,
+            "site": ["north", "süd", "東"][i % 3],
+            **({"ok": i % 4 == 0} if i % 2 else {}),
+        }
+        for i in range(60)
+    ]
+    kafka.produce(
+        topic, [{"value": json.dumps(r).encode(), "key": f"k{r['i'] % 5}".encode(), "partition": r["i"] % 2} for r in readings]
+    )
     roots = {}
     for collect in (False, True):
         roots[collect] = root = tmp_path / f"lake-{collect}"
         app = make_app()
-        app.dataframe(app.topic(topic)).sink(TSDataLakeSink(s3_prefix=str(root), table_name="t",
-                                                            hive_columns=["year", "month", "day", "hour"]))
+        app.dataframe(app.topic(topic)).sink(
+            TSDataLakeSink(s3_prefix=str(root), table_name="t", hive_columns=["year", "month", "day", "hour"])
+        )
         app.run(timeout=3, collect=collect)
     raw, plain = _partition_contents(roots[False], "t"), _partition_contents(roots[True], "t")
     assert len(raw) == 3  # hours
@@ -149,8 +152,13 @@ def test_silence_alert_end_to_end(make_app, kafka, tmp_path):
     """sensor-a stops, sensor-b keeps sending: the callback fires once, for sensor-a, in the driver."""
     topic = kafka.new_topic()
     fired: list[tuple[bytes, float]] = []
-    sink = TSDataLakeSink(s3_prefix=str(tmp_path / "lake"), table_name="t", hive_columns=["year"],
-                          stream_timeout_ms=2_000, on_stream_timeout=lambda k: fired.append((k, time.monotonic())))
+    sink = TSDataLakeSink(
+        s3_prefix=str(tmp_path / "lake"),
+        table_name="t",
+        hive_columns=["year"],
+        stream_timeout_ms=2_000,
+        on_stream_timeout=lambda k: fired.append((k, time.monotonic())),
+    )
     app = make_app()
     app.dataframe(app.topic(topic)).sink(sink)
 
@@ -182,8 +190,14 @@ def test_durable_silence_survives_a_restart(make_app, kafka, tmp_path):
     fired: list[bytes] = []
 
     def sink():
-        return TSDataLakeSink(s3_prefix=str(tmp_path / "lake"), table_name="t", hive_columns=["year"],
-                              stream_timeout_ms=8_000, on_stream_timeout=fired.append, stream_timeout_durable=True)
+        return TSDataLakeSink(
+            s3_prefix=str(tmp_path / "lake"),
+            table_name="t",
+            hive_columns=["year"],
+            stream_timeout_ms=8_000,
+            on_stream_timeout=fired.append,
+            stream_timeout_durable=True,
+        )
 
     kafka.produce(topic, [{"value": json.dumps({"ts_ms": T0}).encode(), "key": k} for k in (b"sensor-a", b"sensor-b")])
     app = make_app(consumer_group=group, state_dir=state)

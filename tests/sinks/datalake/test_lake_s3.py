@@ -23,18 +23,23 @@ def seaweed():
 
 def _sink(seaweed, table, **kw):
     return TSDataLakeSink(
-        s3_prefix=f"s3://{seaweed.bucket}/data-lake/time-series", table_name=table,
-        hive_columns=["year", "month", "day"], timestamp_column="ts_ms",
-        storage_options=seaweed.storage_options, catalog_url=seaweed.catalog_url,
-        catalog_properties=seaweed.catalog_properties, **kw,
+        s3_prefix=f"s3://{seaweed.bucket}/data-lake/time-series",
+        table_name=table,
+        hive_columns=["year", "month", "day"],
+        timestamp_column="ts_ms",
+        storage_options=seaweed.storage_options,
+        catalog_url=seaweed.catalog_url,
+        catalog_properties=seaweed.catalog_properties,
+        **kw,
     )
 
 
 def test_spark_query_to_s3_and_rest_catalog(seaweed, make_app, kafka):
     topic = kafka.new_topic(partitions=2)
     rows = [{"sensor": f"s{i % 4}", "ts_ms": T0 + i * 3_600_000 * 7, "temp": 10.5 + i} for i in range(20)]
-    kafka.produce(topic, [{"value": json.dumps(r).encode(), "key": r["sensor"].encode(), "partition": i % 2}
-                          for i, r in enumerate(rows)])
+    kafka.produce(
+        topic, [{"value": json.dumps(r).encode(), "key": r["sensor"].encode(), "partition": i % 2} for i, r in enumerate(rows)]
+    )
     sink = _sink(seaweed, "readings")
     app = make_app()
     app.dataframe(app.topic(topic)).sink(sink)
@@ -47,7 +52,8 @@ def test_spark_query_to_s3_and_rest_catalog(seaweed, make_app, kafka):
     con.register_filesystem(fs)
     got = con.sql(
         f"select sensor, temp, day from read_parquet('s3://{seaweed.bucket}/data-lake/time-series/readings/**/*.parquet',"
-        " hive_partitioning=true) order by temp").fetchall()
+        " hive_partitioning=true) order by temp"
+    ).fetchall()
     assert [(s, t) for s, t, _ in got] == [(r["sensor"], r["temp"]) for r in rows]
 
     table = sink.catalog.load_table()
@@ -55,9 +61,14 @@ def test_spark_query_to_s3_and_rest_catalog(seaweed, make_app, kafka):
     assert [f.name for f in table.spec().fields] == ["year", "month", "day"]
     # a second sink on the same table with another partitioning is refused
     with pytest.raises(LakeCatalogError, match="Partition spec mismatch"):
-        TSDataLakeSink(s3_prefix=f"s3://{seaweed.bucket}/other", table_name="readings", hive_columns=["year"],
-                       storage_options=seaweed.storage_options, catalog_url=seaweed.catalog_url,
-                       catalog_properties=seaweed.catalog_properties).setup()
+        TSDataLakeSink(
+            s3_prefix=f"s3://{seaweed.bucket}/other",
+            table_name="readings",
+            hive_columns=["year"],
+            storage_options=seaweed.storage_options,
+            catalog_url=seaweed.catalog_url,
+            catalog_properties=seaweed.catalog_properties,
+        ).setup()
 
 
 def test_compaction_through_the_rest_catalog(seaweed):
@@ -74,9 +85,12 @@ def test_compaction_through_the_rest_catalog(seaweed):
 
 def test_wrong_credentials_are_a_clear_error(seaweed):
     sink = TSDataLakeSink(
-        s3_prefix=f"s3://{seaweed.bucket}/x", table_name="t", catalog_url=seaweed.catalog_url,
+        s3_prefix=f"s3://{seaweed.bucket}/x",
+        table_name="t",
+        catalog_url=seaweed.catalog_url,
         storage_options={**seaweed.storage_options, "secret": "wrong"},
-        catalog_properties=seaweed.catalog_properties, auto_create_bucket=False,
+        catalog_properties=seaweed.catalog_properties,
+        auto_create_bucket=False,
     )
     with pytest.raises((ConnectionError, PermissionError, FileNotFoundError)):
         sink.setup()

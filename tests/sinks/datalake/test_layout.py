@@ -13,8 +13,19 @@ T = dt.datetime(2024, 3, 5, 7, 30, tzinfo=dt.timezone.utc)
 SECONDS = int(T.timestamp())
 
 
-@pytest.mark.parametrize("stamp", [SECONDS, SECONDS * 1000, SECONDS * 1_000_000, SECONDS * 1_000_000_000,
-                                   float(SECONDS), "2024-03-05T07:30:00Z", "2024-03-05T08:30:00+01:00", T])
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        SECONDS,
+        SECONDS * 1000,
+        SECONDS * 1_000_000,
+        SECONDS * 1_000_000_000,
+        float(SECONDS),
+        "2024-03-05T07:30:00Z",
+        "2024-03-05T08:30:00+01:00",
+        T,
+    ],
+)
 def test_time_columns_from_every_timestamp_form(stamp):
     [f] = plan_files([({"ts": stamp, "v": 1}, b"k", 0)], "ts", ["year", "month", "day", "hour"])
     assert f.path_parts == ("year=2024", "month=03", "day=05", "hour=07")
@@ -99,11 +110,14 @@ def test_partitions_found_per_hour_match_each_rows_own_time(scale):
     ]  # files sorted by partition, rows in arrival order inside each
 
 
-@pytest.mark.parametrize("values", [
-    [{"ts": SECONDS, "t": 1.5, "n": 1}, {"n": 2, "t": 3, "s": "x"}, {"ts": None, "t": None, "b": True}],
-    [{"v": 1}, {"v": 2.5}, {"__key": "own", "year": "1999", "v": None}],
-    [{"ts": "2024-03-05T07:30:00Z", "v": b"raw"}, {"v": b"x", "w": None, "ts": "2024-03-05T08:00:00Z"}],
-])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [{"ts": SECONDS, "t": 1.5, "n": 1}, {"n": 2, "t": 3, "s": "x"}, {"ts": None, "t": None, "b": True}],
+        [{"v": 1}, {"v": 2.5}, {"__key": "own", "year": "1999", "v": None}],
+        [{"ts": "2024-03-05T07:30:00Z", "v": b"raw"}, {"v": b"x", "w": None, "ts": "2024-03-05T08:00:00Z"}],
+    ],
+)
 def test_columnar_and_row_builds_give_the_same_table(values):
     from streamspark.sinks.datalake._layout import _columnar_table, _Group, _row_table
 

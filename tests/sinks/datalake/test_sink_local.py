@@ -36,12 +36,17 @@ def test_standalone_flush_registers_and_reads_back(tmp_path):
     sink = _sink(tmp_path)
     _add(sink, [{"ts_ms": T0 + i * DAY_MS, "temp": 20.5 + i} for i in range(3)])
     sink.flush()
-    files = sorted(p.relative_to(tmp_path / "lake" / "readings").as_posix()
-                   for p in (tmp_path / "lake" / "readings").rglob("*.parquet"))
+    files = sorted(
+        p.relative_to(tmp_path / "lake" / "readings").as_posix() for p in (tmp_path / "lake" / "readings").rglob("*.parquet")
+    )
     assert [f.rsplit("/", 1)[0] for f in files] == [
-        "year=2024/month=01/day=01", "year=2024/month=01/day=02", "year=2024/month=01/day=03"]
-    got = duckdb.sql(f"select temp from read_parquet('{tmp_path}/lake/readings/**/*.parquet', hive_partitioning=true)"
-                     " order by temp").fetchall()
+        "year=2024/month=01/day=01",
+        "year=2024/month=01/day=02",
+        "year=2024/month=01/day=03",
+    ]
+    got = duckdb.sql(
+        f"select temp from read_parquet('{tmp_path}/lake/readings/**/*.parquet', hive_partitioning=true) order by temp"
+    ).fetchall()
     assert got == [(20.5,), (21.5,), (22.5,)]
     table = sink.catalog.load_table()
     assert sorted(table.scan().to_arrow().column("temp").to_pylist()) == [20.5, 21.5, 22.5]
@@ -76,8 +81,9 @@ def test_commit_of_a_recorded_batch_is_skipped(tmp_path):
     assert os.path.getmtime(sink.storage.path(files[0]["path"])) == before
     # a later batch of the same query commits
     more = sink._write([({"ts_ms": T0, "v": 2}, b"k", 0)], ("query-1", 8, 0))
-    assert sink.catalog.commit_files([sink.storage.url(f["path"]) for f in more], [f["schema"] for f in more],
-                                     "query-1", 8) is True
+    assert (
+        sink.catalog.commit_files([sink.storage.url(f["path"]) for f in more], [f["schema"] for f in more], "query-1", 8) is True
+    )
     assert sink.catalog.load_table().scan().to_arrow().num_rows == 2
 
 
@@ -114,9 +120,14 @@ def test_unreachable_rest_catalog_is_a_clear_error(tmp_path):
 
 def test_unreachable_object_storage_is_a_clear_error():
     sink = TSDataLakeSink(
-        s3_prefix="s3://lake/ts", table_name="t",
-        storage_options={"key": "k", "secret": "s", "client_kwargs": {"endpoint_url": "http://127.0.0.1:9"},
-                         "config_kwargs": {"retries": {"max_attempts": 1}, "connect_timeout": 2}},
+        s3_prefix="s3://lake/ts",
+        table_name="t",
+        storage_options={
+            "key": "k",
+            "secret": "s",
+            "client_kwargs": {"endpoint_url": "http://127.0.0.1:9"},
+            "config_kwargs": {"retries": {"max_attempts": 1}, "connect_timeout": 2},
+        },
     )
     with pytest.raises(ConnectionError, match="Cannot reach s3://lake"):
         sink.setup()
@@ -150,21 +161,35 @@ def test_compaction_cli(tmp_path):
         _add(sink, [{"ts_ms": T0, "i": i}])
         sink.flush()
     out = subprocess.run(
-        [sys.executable, "-m", "streamspark.sinks.datalake", "compact", "--prefix", str(tmp_path / "lake"),
-         "--table", "readings", "--hive-columns", "year", "--min-age-ms", "0"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "streamspark.sinks.datalake",
+            "compact",
+            "--prefix",
+            str(tmp_path / "lake"),
+            "--table",
+            "readings",
+            "--hive-columns",
+            "year",
+            "--min-age-ms",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == {
-        "partitions": 1, "files_removed": 3, "files_written": 1, "rows": 3}
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"partitions": 1, "files_removed": 3, "files_written": 1, "rows": 3}
 
 
 def test_connection_json_environment_variable(tmp_path, monkeypatch):
     monkeypatch.setenv(CONNECTION_JSON_ENV, json.dumps({"provider": "local", "path": str(tmp_path / "root")}))
     storage = LakeStorage("data-lake/ts")
     assert storage.kind == "local" and storage.root == str(tmp_path / "root" / "data-lake" / "ts")
-    base, options = options_from_connection_json(json.dumps({
-        "Provider": "S3", "BucketName": "b", "AccessKeyId": "id", "SecretAccessKey": "sec", "Region": "eu-west-1"}))
+    base, options = options_from_connection_json(
+        json.dumps({"Provider": "S3", "BucketName": "b", "AccessKeyId": "id", "SecretAccessKey": "sec", "Region": "eu-west-1"})
+    )
     assert base == "s3://b" and options == {"key": "id", "secret": "sec", "client_kwargs": {"region_name": "eu-west-1"}}
     base, options = options_from_connection_json('{"provider": "azure", "container": "c", "connection_string": "X"}')
     assert base == "az://c" and options == {"connection_string": "X"}
@@ -183,8 +208,9 @@ def test_driver_silence_clock_steps_through_batch_gaps(tmp_path):
     still fires a silent key (it must not pass the 3x TTL unseen), and a key that keeps sending
     in every batch never fires, however long a batch takes."""
     fired = []
-    sink = TSDataLakeSink(s3_prefix=str(tmp_path / "lake"), table_name="t", stream_timeout_ms=1_000,
-                          on_stream_timeout=fired.append)
+    sink = TSDataLakeSink(
+        s3_prefix=str(tmp_path / "lake"), table_name="t", stream_timeout_ms=1_000, on_stream_timeout=fired.append
+    )
     sink.on_query_start(None)
     try:
         t0 = 1_800_000_000_000
@@ -207,8 +233,9 @@ def test_standalone_setup_starts_the_silence_thread(tmp_path):
     import threading
 
     fired = threading.Event()
-    sink = TSDataLakeSink(s3_prefix=str(tmp_path / "lake"), table_name="t", stream_timeout_ms=300,
-                          on_stream_timeout=lambda k: fired.set())
+    sink = TSDataLakeSink(
+        s3_prefix=str(tmp_path / "lake"), table_name="t", stream_timeout_ms=300, on_stream_timeout=lambda k: fired.set()
+    )
     sink.setup()
     try:
         assert sink._timeout.running

@@ -34,9 +34,19 @@ def test_check_cadence(threshold, expected):
     assert tracker.check_interval_ms == expected
 
 
-@pytest.mark.parametrize("threshold, callback", [
-    (None, print), (0, print), (-5, print), (1.5, print), (True, print), ("100", print), (1000, None), (1000, "nope"),
-])
+@pytest.mark.parametrize(
+    "threshold, callback",
+    [
+        (None, print),
+        (0, print),
+        (-5, print),
+        (1.5, print),
+        (True, print),
+        ("100", print),
+        (1000, None),
+        (1000, "nope"),
+    ],
+)
 def test_disabled_combinations_allocate_nothing(threshold, callback):
     tracker = StreamTimeoutTracker(threshold, callback)
     assert not tracker.enabled

@@ -151,6 +151,7 @@ def test_a_source_process_killed_from_outside_is_reported(sources, kafka):
 
 def test_lambdas_and_local_classes_reach_the_source_process(sources, kafka):
     """Sources are pickled with cloudpickle: a class defined in a function, holding a lambda."""
+
     class Local(Source):
         def __init__(self, make) -> None:
             super().__init__("local")
@@ -175,8 +176,7 @@ def test_registration_rejects_a_source_or_topic_twice():
     with pytest.raises(ValueError, match='Source "a" is already registered'):
         manager.register(source, Topic("other"), {"bootstrap.servers": "127.0.0.1:9"}, consumer_group="g")
     with pytest.raises(ValueError, match='Topic "source__a" is already used'):
-        manager.register(Counting("b", 1), Topic("source__a"), {"bootstrap.servers": "127.0.0.1:9"},
-                         consumer_group="g")
+        manager.register(Counting("b", 1), Topic("source__a"), {"bootstrap.servers": "127.0.0.1:9"}, consumer_group="g")
     assert [t.name for t in manager.topics] == ["source__a"] and not manager.is_alive()
     assert not manager.all_finished()  # registered, never run
 
@@ -231,8 +231,13 @@ def test_a_source_stops_when_its_application_is_killed(broker, kafka, tmp_path):
     script = tmp_path / "app.py"
     script.write_text(APP)
     topic = kafka.new_topic()
-    app = subprocess.Popen([sys.executable, str(script), broker.address, topic], stdout=subprocess.PIPE, text=True,
-                           cwd=os.getcwd(), env={**os.environ, "PYTHONPATH": os.getcwd()})
+    app = subprocess.Popen(
+        [sys.executable, str(script), broker.address, topic],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.getcwd(),
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     try:
         child = int(app.stdout.readline())
         assert kafka.consume(topic, expected=1, timeout=30)

@@ -31,8 +31,9 @@ class Sequence(StatefulSource):
     With ``crash_at``, the process kills itself with SIGKILL once it produced that number
     (after delivering, not committing, what it produced since its last flush)."""
 
-    def __init__(self, name: str, total: int = TOTAL, every: int = EVERY, crash_at: Optional[int] = None,
-                 pause: float = 0.0) -> None:
+    def __init__(
+        self, name: str, total: int = TOTAL, every: int = EVERY, crash_at: Optional[int] = None, pause: float = 0.0
+    ) -> None:
         super().__init__(name)
         self.total, self.every, self.crash_at, self.pause = total, every, crash_at, pause
 
@@ -134,15 +135,29 @@ APP = Path(__file__).parents[1] / "crash_app.py"
 
 def _start_app(broker, out, state, group, name, log, total, every, pause):
     return subprocess.Popen(
-        [sys.executable, str(APP), "numbers", broker.address, out, state, group, name, "exactly-once",
-         str(total), str(every), str(pause)],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(Path(__file__).parents[3]),
+        [
+            sys.executable,
+            str(APP),
+            "numbers",
+            broker.address,
+            out,
+            state,
+            group,
+            name,
+            "exactly-once",
+            str(total),
+            str(every),
+            str(pause),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        cwd=str(Path(__file__).parents[3]),
     )
 
 
 def _outputs(kafka, topic, expected, timeout, isolation="read_uncommitted") -> list[dict]:
-    return [json.loads(m.value()) for m in kafka.consume(topic, expected=expected, timeout=timeout,
-                                                         isolation=isolation)]
+    return [json.loads(m.value()) for m in kafka.consume(topic, expected=expected, timeout=timeout, isolation=isolation)]
 
 
 @pytest.mark.harness(seconds=240)
@@ -189,7 +204,9 @@ def test_kill_9_of_the_application_mid_run_then_restarts_give_each_record_once_d
     missing = set(range(total)) - set(counts)
     if missing:
         uncommitted = {v["n"] for v in _outputs(kafka, out, expected=10 * total, timeout=5)} & missing
-        pytest.fail(f"lost {len(missing)} records, e.g. {sorted(missing)[:10]}; {len(uncommitted)} of them are in "
-                    f"the output topic outside committed transactions; the application's log: {tmp_path / 'app.log'}")
+        pytest.fail(
+            f"lost {len(missing)} records, e.g. {sorted(missing)[:10]}; {len(uncommitted)} of them are in "
+            f"the output topic outside committed transactions; the application's log: {tmp_path / 'app.log'}"
+        )
     assert [n for n, c in counts.items() if c > 1] == []
     assert all(v["square"] == v["n"] ** 2 for v in got)

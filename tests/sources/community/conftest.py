@@ -11,8 +11,13 @@ from streamspark.sources.base.store import SourceStorePartition
 from ..conftest import RecordingProducer
 
 
-def run_until(source: Any, expected: int, store: Optional[SourceStorePartition] = None, timeout: float = 20,
-              producer: Optional[RecordingProducer] = None) -> list[dict[str, Any]]:
+def run_until(
+    source: Any,
+    expected: int,
+    store: Optional[SourceStorePartition] = None,
+    timeout: float = 20,
+    producer: Optional[RecordingProducer] = None,
+) -> list[dict[str, Any]]:
     """Run ``source`` in a thread with a recording producer (and ``store``, for a stateful
     source) until it produced ``expected`` messages to its topic, then stop it; returns them.
     What the source's thread raised is raised here."""

@@ -44,8 +44,11 @@ class FakeInfluxDB:
             raise TimeoutError("query timed out")
         measurement = re.search(r"FROM (\S+)", query).group(1)  # type: ignore[union-attr]
         start, end = (datetime.fromisoformat(query_parameters[k]) for k in ("start_time", "end_time"))  # type: ignore[index]
-        rows = [{"iox::measurement": measurement, "time": pd.Timestamp(t), **fields}
-                for t, fields in self.points.get(measurement, []) if start <= t < end]
+        rows = [
+            {"iox::measurement": measurement, "time": pd.Timestamp(t), **fields}
+            for t, fields in self.points.get(measurement, [])
+            if start <= t < end
+        ]
         return pd.DataFrame(rows)
 
     def close(self) -> None:
@@ -67,8 +70,10 @@ class FakeBackedInfluxDB3Source(InfluxDB3Source):
 
 
 POINTS = {
-    "temperature": [(T0 + timedelta(minutes=10), {"room": "a", "value": 20.5}),
-                    (T0 + timedelta(minutes=70), {"room": "b", "value": 21.0})],
+    "temperature": [
+        (T0 + timedelta(minutes=10), {"room": "a", "value": 20.5}),
+        (T0 + timedelta(minutes=70), {"room": "b", "value": 21.0}),
+    ],
     "humidity": [(T0 + timedelta(minutes=30), {"room": "a", "value": 40.0})],
 }
 
@@ -76,8 +81,9 @@ POINTS = {
 def test_spark_pipeline_reads_every_measurement_client_boundary(make_app, kafka):
     out = kafka.new_topic()
     app = make_app()
-    source = FakeBackedInfluxDB3Source(POINTS, start_date=T0, end_date=T0 + timedelta(hours=2), time_delta="1h",
-                                       name=f"influx-{out}")
+    source = FakeBackedInfluxDB3Source(
+        POINTS, start_date=T0, end_date=T0 + timedelta(hours=2), time_delta="1h", name=f"influx-{out}"
+    )
     sdf = app.dataframe(source=source)
     sdf["fahrenheit"] = sdf["value"] * 9 / 5 + 32
     sdf.to_topic(app.topic(out))
@@ -94,55 +100,86 @@ def test_spark_pipeline_reads_every_measurement_client_boundary(make_app, kafka)
 
 
 def test_measurements_are_queried_one_after_another_in_windows_client_boundary():
-    source = FakeBackedInfluxDB3Source(POINTS, start_date=T0, end_date=T0 + timedelta(hours=2), time_delta="1h",
-                                       measurements=["temperature", "humidity"])
+    source = FakeBackedInfluxDB3Source(
+        POINTS, start_date=T0, end_date=T0 + timedelta(hours=2), time_delta="1h", measurements=["temperature", "humidity"]
+    )
     assert source.name == "influxdb3_sensors_temperature-humidity"
     msgs = run_in_process(source)
     assert [(m["key"], json.loads(m["value"])["value"], m["timestamp"]) for m in msgs] == [
-        (b"temperature", 20.5, None), (b"temperature", 21.0, None), (b"humidity", 40.0, None)]
+        (b"temperature", 20.5, None),
+        (b"temperature", 21.0, None),
+        (b"humidity", 40.0, None),
+    ]
     assert source.fake is not None and source.fake.closed
     windows = [(q.split()[3], p["start_time"][11:16], p["end_time"][11:16]) for q, p in source.fake.queries if p]
-    assert windows == [("temperature", "12:00", "13:00"), ("temperature", "13:00", "14:00"),
-                       ("humidity", "12:00", "13:00"), ("humidity", "13:00", "14:00")]
+    assert windows == [
+        ("temperature", "12:00", "13:00"),
+        ("temperature", "13:00", "14:00"),
+        ("humidity", "12:00", "13:00"),
+        ("humidity", "13:00", "14:00"),
+    ]
 
 
 def test_custom_query_setters_and_column_name_client_boundary():
     source = FakeBackedInfluxDB3Source(
-        POINTS, start_date=T0, end_date=T0 + timedelta(minutes=30), time_delta="30m", measurements="temperature",
+        POINTS,
+        start_date=T0,
+        end_date=T0 + timedelta(minutes=30),
+        time_delta="30m",
+        measurements="temperature",
         sql_query="SELECT room, value FROM {measurement_name} WHERE time >= {start_time} AND time < {end_time}",
-        measurement_column_name="m", key_setter=lambda r: r["room"],
-        timestamp_setter=lambda r: int(datetime.fromisoformat(r["time"]).timestamp() * 1000))
+        measurement_column_name="m",
+        key_setter=lambda r: r["room"],
+        timestamp_setter=lambda r: int(datetime.fromisoformat(r["time"]).timestamp() * 1000),
+    )
     msgs = run_in_process(source)
     assert [(m["key"], json.loads(m["value"]), m["timestamp"]) for m in msgs] == [
-        (b"a", {"time": "2024-05-01T12:10:00.000Z", "room": "a", "value": 20.5, "m": "temperature"},
-         int((T0 + timedelta(minutes=10)).timestamp() * 1000))]
+        (
+            b"a",
+            {"time": "2024-05-01T12:10:00.000Z", "room": "a", "value": 20.5, "m": "temperature"},
+            int((T0 + timedelta(minutes=10)).timestamp() * 1000),
+        )
+    ]
     assert source.fake is not None
-    assert source.fake.queries[1][0] == ("SELECT room, value FROM temperature WHERE time >= $start_time "
-                                         "AND time < $end_time")
+    assert source.fake.queries[1][0] == ("SELECT room, value FROM temperature WHERE time >= $start_time AND time < $end_time")
 
 
 def test_a_failed_query_is_retried_then_names_the_window_client_boundary():
-    retried = FakeBackedInfluxDB3Source(POINTS, fail=1, max_retries=1, measurements="humidity", start_date=T0,
-                                        end_date=T0 + timedelta(hours=1), time_delta="1h")
+    retried = FakeBackedInfluxDB3Source(
+        POINTS, fail=1, max_retries=1, measurements="humidity", start_date=T0, end_date=T0 + timedelta(hours=1), time_delta="1h"
+    )
     assert len(run_in_process(retried)) == 1
-    failing = FakeBackedInfluxDB3Source(POINTS, fail=1, max_retries=0, measurements="humidity", start_date=T0,
-                                        end_date=T0 + timedelta(hours=1), time_delta="1h", name="influx")
-    with pytest.raises(SourceInputError, match='Source "influx" cannot read the measurement "humidity" from '
-                                               r"2024-05-01T12:00:00\+00:00 to 2024-05-01T13:00:00\+00:00: "
-                                               "query timed out"):
+    failing = FakeBackedInfluxDB3Source(
+        POINTS,
+        fail=1,
+        max_retries=0,
+        measurements="humidity",
+        start_date=T0,
+        end_date=T0 + timedelta(hours=1),
+        time_delta="1h",
+        name="influx",
+    )
+    with pytest.raises(
+        SourceInputError,
+        match='Source "influx" cannot read the measurement "humidity" from '
+        r"2024-05-01T12:00:00\+00:00 to 2024-05-01T13:00:00\+00:00: "
+        "query timed out",
+    ):
         run_in_process(failing)
 
 
 def test_an_unreachable_or_empty_database_names_the_source_and_the_database_client_boundary():
-    with pytest.raises(SourceInputError, match='Source "influx" cannot read the InfluxDB 3 database "sensors" at '
-                                               "http://influxdb.invalid:8181: failed to connect"):
+    with pytest.raises(
+        SourceInputError,
+        match='Source "influx" cannot read the InfluxDB 3 database "sensors" at http://influxdb.invalid:8181: failed to connect',
+    ):
         run_in_process(FakeBackedInfluxDB3Source(POINTS, down=True, name="influx"))
     with pytest.raises(NoMeasurementsFound, match='database "sensors": it has no measurements'):
         run_in_process(FakeBackedInfluxDB3Source({}, name="influx"))
 
 
 def test_parameters_are_checked_when_the_source_is_created():
-    with pytest.raises(ValueError, match='time_delta must be a positive count and a unit'):
+    with pytest.raises(ValueError, match="time_delta must be a positive count and a unit"):
         InfluxDB3Source("h", "t", "o", "db", time_delta="5 minutes")
     with pytest.raises(ValueError, match="max_retries must be >= 0"):
         InfluxDB3Source("h", "t", "o", "db", max_retries=-1)

@@ -33,8 +33,9 @@ def moto():
 def kinesis(moto):
     import boto3
 
-    return boto3.client("kinesis", endpoint_url=moto.url, region_name="us-east-1",
-                        aws_access_key_id="test", aws_secret_access_key="test")
+    return boto3.client(
+        "kinesis", endpoint_url=moto.url, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
+    )
 
 
 def new_stream(kinesis, shards: int) -> str:
@@ -89,18 +90,22 @@ def test_latest_skips_what_the_stream_held_before_the_start_emulator(moto, kines
     assert [m["key"] for m in run_until(source, 1, store)] == [b"new"]
 
 
-@pytest.mark.parametrize("stream, endpoint, reason", [
-    ("nope", None, "it does not exist"),
-    ("events", "down", "Could not connect to the endpoint URL"),
-])
-def test_a_missing_stream_or_an_unreachable_endpoint_names_the_source_and_the_stream_emulator(
-        moto, stream, endpoint, reason):
+@pytest.mark.parametrize(
+    "stream, endpoint, reason",
+    [
+        ("nope", None, "it does not exist"),
+        ("events", "down", "Could not connect to the endpoint URL"),
+    ],
+)
+def test_a_missing_stream_or_an_unreachable_endpoint_names_the_source_and_the_stream_emulator(moto, stream, endpoint, reason):
     url = f"http://127.0.0.1:{free_port()}" if endpoint == "down" else moto.url
     source = KinesisSource(stream, aws_endpoint_url=url, **AWS)
-    source.configure(source.default_topic(), RecordingProducer(),
-                     store_partition=SourceStorePartition("changelog", producer=None, name="kinesis"))
-    with pytest.raises(SourceInputError, match=f'Source "kinesis_{stream}" cannot read the Kinesis stream "{stream}": '
-                                               f"{reason}"):
+    source.configure(
+        source.default_topic(),
+        RecordingProducer(),
+        store_partition=SourceStorePartition("changelog", producer=None, name="kinesis"),
+    )
+    with pytest.raises(SourceInputError, match=f'Source "kinesis_{stream}" cannot read the Kinesis stream "{stream}": {reason}'):
         source.start()
 
 

@@ -43,22 +43,28 @@ def test_without_a_timestamp_column_the_time_of_producing_is_used_and_nan_is_nul
     df = pd.DataFrame({"id": ["a", None], "v": [1.5, float("nan")]})
     msgs = run_in_process(PandasDataFrameSource(df, key_column="id"))
     assert [(m["key"], m["timestamp"], json.loads(m["value"])) for m in msgs] == [
-        (b"a", None, {"id": "a", "v": 1.5}), (None, None, {"id": None, "v": None})]
+        (b"a", None, {"id": "a", "v": 1.5}),
+        (None, None, {"id": None, "v": None}),
+    ]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"key_column": "missing"}, 'Key column "missing" does not exist'),
-    ({"key_column": "count"}, 'Key column "count" must be of a "string" dtype'),
-    ({"key_column": "id", "timestamp_column": "missing"}, 'Timestamp column "missing" does not exist'),
-    ({"key_column": "id", "timestamp_column": "temp"}, 'Timestamp column "temp" must be of "integer" dtype'),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"key_column": "missing"}, 'Key column "missing" does not exist'),
+        ({"key_column": "count"}, 'Key column "count" must be of a "string" dtype'),
+        ({"key_column": "id", "timestamp_column": "missing"}, 'Timestamp column "missing" does not exist'),
+        ({"key_column": "id", "timestamp_column": "temp"}, 'Timestamp column "temp" must be of "integer" dtype'),
+    ],
+)
 def test_columns_are_checked_when_the_source_is_created(kwargs, message):
     with pytest.raises(ValueError, match=message):
         PandasDataFrameSource(frame(), **kwargs)
 
 
 def test_a_value_json_cannot_hold_names_the_row():
-    df = pd.DataFrame({"id": ["a", "b"], "when": [pd.Timestamp("2024-01-01"), pd.Timestamp("2024-01-02")]},
-                      index=["first", "second"])
-    with pytest.raises(SourceInputError, match='Source "df" cannot read row \'first\' of the DataFrame'):
+    df = pd.DataFrame(
+        {"id": ["a", "b"], "when": [pd.Timestamp("2024-01-01"), pd.Timestamp("2024-01-02")]}, index=["first", "second"]
+    )
+    with pytest.raises(SourceInputError, match="Source \"df\" cannot read row 'first' of the DataFrame"):
         run_in_process(PandasDataFrameSource(df, key_column="id", name="df"))

@@ -104,32 +104,46 @@ class FakeBackedPubSubSource(PubSubSource):
 
 
 def messages(n: int) -> list[tuple]:
-    return [(json.dumps({"n": i}).encode(), {"origin": "sensor"}, "" if i % 2 else f"k{i}", NOW_MS + i)
-            for i in range(n)]
+    return [(json.dumps({"n": i}).encode(), {"origin": "sensor"}, "" if i % 2 else f"k{i}", NOW_MS + i) for i in range(n)]
 
 
 def test_spark_pipeline_reads_a_subscription_client_boundary(make_app, kafka):
     out = kafka.new_topic()
     app = make_app()
-    source = FakeBackedPubSubSource(messages(3), {f"projects/p/subscriptions/sub-{out}"}, project_id="p",
-                                    topic_id="events", subscription_id=f"sub-{out}", commit_interval=0.5)
+    source = FakeBackedPubSubSource(
+        messages(3),
+        {f"projects/p/subscriptions/sub-{out}"},
+        project_id="p",
+        topic_id="events",
+        subscription_id=f"sub-{out}",
+        commit_interval=0.5,
+    )
     sdf = app.dataframe(source=source)
     assert sdf.topic.name == f"source__pubsub_sub-{out}_events"
     sdf = sdf.apply(lambda data: {"n": json.loads(data)["n"] + 100})  # values arrive as bytes
     sdf.to_topic(app.topic(out))
     app.run(count=3, timeout=60)
-    got = sorted((json.loads(m.value())["n"], m.key(), m.timestamp()[1], m.headers())
-                 for m in kafka.consume(out, expected=3))
-    assert got == [(100, b"k0", NOW_MS, [("origin", b"sensor")]), (101, None, NOW_MS + 1, [("origin", b"sensor")]),
-                   (102, b"k2", NOW_MS + 2, [("origin", b"sensor")])]
+    got = sorted((json.loads(m.value())["n"], m.key(), m.timestamp()[1], m.headers()) for m in kafka.consume(out, expected=3))
+    assert got == [
+        (100, b"k0", NOW_MS, [("origin", b"sensor")]),
+        (101, None, NOW_MS + 1, [("origin", b"sensor")]),
+        (102, b"k2", NOW_MS + 2, [("origin", b"sensor")]),
+    ]
 
 
 # --- in process (no broker) ---------------------------------------------------------------------------
 
 
 def test_messages_are_acknowledged_in_batches_after_they_are_delivered_client_boundary():
-    source = FakeBackedPubSubSource(messages(5), {"projects/p/subscriptions/sub"}, project_id="p",
-                                    topic_id="events", subscription_id="sub", commit_every=2, commit_interval=5)
+    source = FakeBackedPubSubSource(
+        messages(5),
+        {"projects/p/subscriptions/sub"},
+        project_id="p",
+        topic_id="events",
+        subscription_id="sub",
+        commit_every=2,
+        commit_interval=5,
+    )
     producer = RecordingProducer()
     original_flush = producer.flush
 
@@ -140,7 +154,8 @@ def test_messages_are_acknowledged_in_batches_after_they_are_delivered_client_bo
     producer.flush = flush  # type: ignore[method-assign]
     got = run_until(source, 5, producer=producer)
     assert [(m["key"], json.loads(m["value"]), m["timestamp"], m["headers"]) for m in got] == [
-        (f"k{i}".encode() if i % 2 == 0 else None, {"n": i}, NOW_MS + i, [("origin", "sensor")]) for i in range(5)]
+        (f"k{i}".encode() if i % 2 == 0 else None, {"n": i}, NOW_MS + i, [("origin", "sensor")]) for i in range(5)
+    ]
     steps = [entry[0] if entry[0] != "ack" else json.loads(entry[1])["n"] for entry in source.log]
     # batches of two, each acknowledged only after the producer flushed it; the last one when the
     # source stops (then the client closes and the source's final flush runs)
@@ -148,18 +163,35 @@ def test_messages_are_acknowledged_in_batches_after_they_are_delivered_client_bo
 
 
 def test_create_subscription_creates_a_missing_one_with_message_ordering_client_boundary():
-    source = FakeBackedPubSubSource(messages(1), set(), project_id="p", topic_id="events", subscription_id="sub",
-                                    create_subscription=True, enable_message_ordering=True)
+    source = FakeBackedPubSubSource(
+        messages(1),
+        set(),
+        project_id="p",
+        topic_id="events",
+        subscription_id="sub",
+        create_subscription=True,
+        enable_message_ordering=True,
+    )
     assert len(run_until(source, 1)) == 1
-    assert source.log[0] == ("create", {"name": "projects/p/subscriptions/sub", "topic": "projects/p/topics/events",
-                                        "ack_deadline_seconds": 30, "enable_message_ordering": True})
+    assert source.log[0] == (
+        "create",
+        {
+            "name": "projects/p/subscriptions/sub",
+            "topic": "projects/p/topics/events",
+            "ack_deadline_seconds": 30,
+            "enable_message_ordering": True,
+        },
+    )
 
 
 def test_a_missing_subscription_names_the_source_and_the_subscription_client_boundary():
     source = FakeBackedPubSubSource(messages(1), set(), project_id="p", topic_id="events", subscription_id="sub")
-    with pytest.raises(SourceInputError, match='Source "sub" cannot read the Pub/Sub subscription '
-                                               '"projects/p/subscriptions/sub": it does not exist; create it or set '
-                                               "create_subscription=True"):
+    with pytest.raises(
+        SourceInputError,
+        match='Source "sub" cannot read the Pub/Sub subscription '
+        '"projects/p/subscriptions/sub": it does not exist; create it or set '
+        "create_subscription=True",
+    ):
         run_until(source, 1)
 
 

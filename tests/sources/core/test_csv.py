@@ -21,8 +21,9 @@ def readings(tmp_path):
 
 
 def test_rows_become_json_messages_with_extracted_keys_and_timestamps(sources, kafka, readings):
-    source = CSVSource(readings, name="readings", key_extractor=lambda row: row["id"],
-                       timestamp_extractor=lambda row: int(row["ts"]))
+    source = CSVSource(
+        readings, name="readings", key_extractor=lambda row: row["id"], timestamp_extractor=lambda row: int(row["ts"])
+    )
     topic = kafka.new_topic()
     sources.wait(sources.start(source, source.default_topic().__clone__(name=topic)))
     msgs = kafka.consume(topic, expected=3)
@@ -62,7 +63,8 @@ def test_the_dialect_sets_the_delimiter(tmp_path):
     path = tmp_path / "tabs.tsv"
     path.write_text("a\tb\n1\t2\n")
     assert [json.loads(m["value"]) for m in run_in_process(CSVSource(path, name="t", dialect="excel-tab"))] == [
-        {"a": "1", "b": "2"}]
+        {"a": "1", "b": "2"}
+    ]
     with pytest.raises(ValueError, match="Unknown CSV dialect 'semicolons'"):
         CSVSource(path, name="t", dialect="semicolons")
 
@@ -82,11 +84,14 @@ def test_a_stopped_source_produces_no_more_rows(readings):
     assert len(run_in_process(StopAfterFirst(readings, name="readings"))) == 1
 
 
-@pytest.mark.parametrize("content, item, reason", [
-    (None, "the file", "No such file or directory"),
-    (b"a,b\n1,2\n\xff\xfe,3\n", "line", "can't decode byte 0xff"),
-    (b'a,b\n"1,2\n', None, None),  # an unterminated quote reads to the end: one row
-])
+@pytest.mark.parametrize(
+    "content, item, reason",
+    [
+        (None, "the file", "No such file or directory"),
+        (b"a,b\n1,2\n\xff\xfe,3\n", "line", "can't decode byte 0xff"),
+        (b'a,b\n"1,2\n', None, None),  # an unterminated quote reads to the end: one row
+    ],
+)
 def test_unreadable_input_names_the_source_and_the_item(tmp_path, content, item, reason):
     path = tmp_path / "in.csv"
     if content is not None:
@@ -103,5 +108,5 @@ def test_unreadable_input_names_the_source_and_the_item(tmp_path, content, item,
 
 def test_a_failing_extractor_names_the_line(readings):
     source = CSVSource(readings, name="readings", timestamp_extractor=lambda row: int(row["temp"]))
-    with pytest.raises(SourceInputError, match=r'line 2: an extractor failed: ValueError'):
+    with pytest.raises(SourceInputError, match=r"line 2: an extractor failed: ValueError"):
         run_in_process(source)

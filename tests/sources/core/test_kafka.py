@@ -51,22 +51,34 @@ def test_defaults_follow_the_reference_and_the_application():
     assert source.consumer_extra_config == {}
     # None takes the application's auto_offset_reset
     assert KafkaReplicatorSource("eu", config, "orders", "h:1", auto_offset_reset=None).auto_offset_reset == "earliest"
-    explicit = KafkaReplicatorSource("eu", config, "orders", "h:1", consumer_poll_timeout=0.1,
-                                     consumer_extra_config={"fetch.min.bytes": 1}, transactional_id="eu-1")
+    explicit = KafkaReplicatorSource(
+        "eu",
+        config,
+        "orders",
+        "h:1",
+        consumer_poll_timeout=0.1,
+        consumer_extra_config={"fetch.min.bytes": 1},
+        transactional_id="eu-1",
+    )
     assert (explicit.consumer_poll_timeout, explicit.consumer_extra_config, explicit.transactional_id) == (
-        0.1, {"fetch.min.bytes": 1}, "eu-1")
+        0.1,
+        {"fetch.min.bytes": 1},
+        "eu-1",
+    )
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    ({"app_config": {"broker_address": "h:1"}}, TypeError, "app_config must be the application's configuration"),
-    ({"auto_offset_reset": "newest"}, ValueError, "auto_offset_reset must be"),
-    ({"topic": ""}, ValueError, "topic"),
-    ({"broker_address": ""}, ValueError, "broker_address"),
-    ({"name": ""}, ValueError, "name"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"app_config": {"broker_address": "h:1"}}, TypeError, "app_config must be the application's configuration"),
+        ({"auto_offset_reset": "newest"}, ValueError, "auto_offset_reset must be"),
+        ({"topic": ""}, ValueError, "topic"),
+        ({"broker_address": ""}, ValueError, "broker_address"),
+        ({"name": ""}, ValueError, "name"),
+    ],
+)
 def test_bad_arguments_are_refused_when_the_source_is_built(kwargs, error, match):
-    arguments = {"name": "eu", "app_config": app_config("127.0.0.1:9092"), "topic": "orders",
-                 "broker_address": "h:1", **kwargs}
+    arguments = {"name": "eu", "app_config": app_config("127.0.0.1:9092"), "topic": "orders", "broker_address": "h:1", **kwargs}
     with pytest.raises(error, match=match):
         KafkaReplicatorSource(**arguments)
 
@@ -90,11 +102,15 @@ def test_an_unreachable_source_cluster_stops_the_start_and_reaches_the_connect_c
         failures.append(exc)
         raise exc  # type: ignore[misc]
 
-    source = KafkaReplicatorSource("eu-replica", app_config("127.0.0.1:9092", request_timeout=1), topic="orders",
-                                   broker_address=address, on_client_connect_failure=on_failure)
+    source = KafkaReplicatorSource(
+        "eu-replica",
+        app_config("127.0.0.1:9092", request_timeout=1),
+        topic="orders",
+        broker_address=address,
+        on_client_connect_failure=on_failure,
+    )
     source.configure(Topic("dest"), RecordingProducer())  # type: ignore[arg-type]
-    with pytest.raises(SourceInputError, match=f'Source "eu-replica" cannot read topic "orders" on the source '
-                                               f"cluster {address}"):
+    with pytest.raises(SourceInputError, match=f'Source "eu-replica" cannot read topic "orders" on the source cluster {address}'):
         source.start()
     assert len(failures) == 1 and isinstance(failures[0], SourceInputError)
 
@@ -135,8 +151,13 @@ class Events:
 
 def checkpoint(events: Events, exactly_once: bool = False, **kwargs: Any) -> Checkpoint:
     kwargs.setdefault("commit_interval", 60)
-    return Checkpoint(producer=events, producer_topic=Topic("dest"), consumer=events,  # type: ignore[arg-type]
-                      exactly_once=exactly_once, **kwargs)
+    return Checkpoint(
+        producer=events,
+        producer_topic=Topic("dest"),
+        consumer=events,  # type: ignore[arg-type]
+        exactly_once=exactly_once,
+        **kwargs,
+    )
 
 
 def test_at_least_once_a_commit_delivers_the_messages_then_commits_the_next_offsets():
@@ -189,17 +210,25 @@ def test_a_checkpoint_expires_after_commit_every_offsets_or_commit_interval():
 
 
 def test_messages_are_copied_to_the_same_partition_and_a_new_instance_resumes_after_the_committed_offsets(
-        sources, kafka, source_cluster):
+    sources, kafka, source_cluster
+):
     src = source_cluster.new_topic(partitions=2)
-    originals = [{"value": f"v{i}".encode(), "key": f"k{i}".encode(), "partition": i % 2,
-                  "headers": [("seq", str(i).encode())], "timestamp": 1_000 + i} for i in range(6)]
+    originals = [
+        {
+            "value": f"v{i}".encode(),
+            "key": f"k{i}".encode(),
+            "partition": i % 2,
+            "headers": [("seq", str(i).encode())],
+            "timestamp": 1_000 + i,
+        }
+        for i in range(6)
+    ]
     source_cluster.produce(src, originals)
     config = app_config(kafka.address, commit_interval=0.2)
     name = unique("copy")
 
     def replicator() -> KafkaReplicatorSource:
-        return KafkaReplicatorSource(name, config, topic=src, broker_address=source_cluster.address,
-                                     auto_offset_reset="earliest")
+        return KafkaReplicatorSource(name, config, topic=src, broker_address=source_cluster.address, auto_offset_reset="earliest")
 
     default = replicator().default_topic()  # named after the source, created like the source topic
     assert default.name == name
@@ -208,7 +237,8 @@ def test_messages_are_copied_to_the_same_partition_and_a_new_instance_resumes_af
     manager = sources.start(replicator(), default.__clone__(name=dest))
     copied = kafka.consume(dest, expected=6)
     assert sorted((m.partition(), m.key(), m.value(), m.headers(), m.timestamp()[1]) for m in copied) == sorted(
-        (o["partition"], o["key"], o["value"], o["headers"], o["timestamp"]) for o in originals)
+        (o["partition"], o["key"], o["value"], o["headers"], o["timestamp"]) for o in originals
+    )
     manager.stop()
     manager.raise_for_error()
     assert kafka.committed(f"source-{name}-offsets", dest) == {0: 3, 1: 3}
@@ -225,13 +255,14 @@ def test_messages_are_copied_to_the_same_partition_and_a_new_instance_resumes_af
 def test_a_missing_source_topic_stops_the_source_at_its_start_naming_it(sources, kafka, source_cluster):
     dest = kafka.new_topic()
     name = unique("missing")
-    source = KafkaReplicatorSource(name, app_config(kafka.address), topic="no-such-topic",
-                                   broker_address=source_cluster.address)
+    source = KafkaReplicatorSource(name, app_config(kafka.address), topic="no-such-topic", broker_address=source_cluster.address)
     with pytest.raises(SourceException, match=f'Source "{name}"') as info:
         sources.wait(sources.start(source, Topic(dest)))
     assert isinstance(info.value.__cause__, SourceInputError)
-    assert str(info.value.__cause__) == (f'Source "{name}" cannot read topic "no-such-topic" on the source cluster '
-                                         f"{source_cluster.address}: the topic does not exist")
+    assert str(info.value.__cause__) == (
+        f'Source "{name}" cannot read topic "no-such-topic" on the source cluster '
+        f"{source_cluster.address}: the topic does not exist"
+    )
 
 
 def test_a_destination_with_fewer_partitions_than_the_source_topic_is_refused(sources, kafka, source_cluster):
@@ -248,26 +279,38 @@ def test_a_destination_with_fewer_partitions_than_the_source_topic_is_refused(so
 
 def test_app_dataframe_over_a_replicator_reads_the_other_cluster_s_records(make_app, kafka, source_cluster):
     src = source_cluster.new_topic(partitions=2)
-    source_cluster.produce(src, [{"value": json.dumps({"i": i}).encode(), "key": f"k{i}".encode(),
-                                  "partition": i % 2, "timestamp": 1_700_000_000_000 + i} for i in range(8)])
+    source_cluster.produce(
+        src,
+        [
+            {
+                "value": json.dumps({"i": i}).encode(),
+                "key": f"k{i}".encode(),
+                "partition": i % 2,
+                "timestamp": 1_700_000_000_000 + i,
+            }
+            for i in range(8)
+        ],
+    )
     app = make_app()
     name = unique("replica")
-    sdf = app.dataframe(source=KafkaReplicatorSource(name, app.config, topic=src,
-                                                     broker_address=source_cluster.address,
-                                                     auto_offset_reset="earliest"))
+    sdf = app.dataframe(
+        source=KafkaReplicatorSource(
+            name, app.config, topic=src, broker_address=source_cluster.address, auto_offset_reset="earliest"
+        )
+    )
     assert sdf.topic.name == f"source__{name}"
     sdf = sdf.apply(lambda v: {**v, "double": v["i"] * 2})
     rows = app.run(count=8, timeout=90, metadata=True)
     assert sorted((r["i"], r["double"], r["_key"], r["_partition"], r["_timestamp"]) for r in rows) == [
-        (i, 2 * i, f"k{i}".encode(), i % 2, 1_700_000_000_000 + i) for i in range(8)]
+        (i, 2 * i, f"k{i}".encode(), i % 2, 1_700_000_000_000 + i) for i in range(8)
+    ]
     assert len(kafka.admin.list_topics(timeout=10).topics[f"source__{name}"].partitions) == 2
 
 
 def test_app_run_with_a_missing_source_topic_fails_naming_the_source(make_app, source_cluster):
     app = make_app()
     name = unique("nowhere")
-    app.dataframe(source=KafkaReplicatorSource(name, app.config, topic="no-such-topic",
-                                               broker_address=source_cluster.address))
+    app.dataframe(source=KafkaReplicatorSource(name, app.config, topic="no-such-topic", broker_address=source_cluster.address))
     with pytest.raises(SourceException, match=f'Source "{name}"') as info:
         app.run()  # unbounded: only the source's failure ends it
     assert 'cannot read topic "no-such-topic" on the source cluster' in str(info.value)
@@ -278,15 +321,16 @@ def test_app_run_with_a_missing_source_topic_fails_naming_the_source(make_app, s
 
 def _start(broker, source_cluster, src, out, state, group, name, guarantee, log):
     return subprocess.Popen(
-        [sys.executable, str(APP), "replicator", broker.address, out, state, group, name, guarantee,
-         source_cluster.address, src],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(Path(__file__).parents[3]),
+        [sys.executable, str(APP), "replicator", broker.address, out, state, group, name, guarantee, source_cluster.address, src],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        cwd=str(Path(__file__).parents[3]),
     )
 
 
 def _ids(kafka, topic, expected, timeout, isolation="read_uncommitted"):
-    return [json.loads(m.value())["i"] for m in kafka.consume(topic, expected=expected, timeout=timeout,
-                                                               isolation=isolation)]
+    return [json.loads(m.value())["i"] for m in kafka.consume(topic, expected=expected, timeout=timeout, isolation=isolation)]
 
 
 @pytest.mark.harness(seconds=150)
@@ -297,8 +341,7 @@ def test_kill_9_mid_replication_then_restart(broker, kafka, source_cluster, tmp_
     total, first, chunk = 1000, 100, 50
 
     def records(start: int, stop: int) -> list[dict[str, Any]]:
-        return [{"value": json.dumps({"i": i}).encode(), "key": f"k{i}".encode(), "partition": i % 2}
-                for i in range(start, stop)]
+        return [{"value": json.dumps({"i": i}).encode(), "key": f"k{i}".encode(), "partition": i % 2} for i in range(start, stop)]
 
     source_cluster.produce(src, records(0, first))
     log = open(tmp_path / "app.log", "ab")

@@ -14,6 +14,11 @@ from .sqlite import SQLiteLookup, SQLiteLookupField, SQLiteLookupQueryField
 from .utils import CacheInfo
 
 __all__ = (
-    "BaseField", "BaseLookup", "SQLiteLookup", "SQLiteLookupField", "SQLiteLookupQueryField", "SQLiteLookupError",
+    "BaseField",
+    "BaseLookup",
+    "SQLiteLookup",
+    "SQLiteLookupField",
+    "SQLiteLookupQueryField",
+    "SQLiteLookupError",
     "CacheInfo",
 )

@@ -235,9 +235,7 @@ class SQLiteLookup(BaseLookup[Union[SQLiteLookupField, SQLiteLookupQueryField]])
             try:
                 local.conn = sqlite3.connect(self._uri, uri=True, timeout=self._timeout, check_same_thread=False)
             except sqlite3.Error as exc:
-                raise SQLiteLookupError(
-                    f"{self!r} cannot open its database {os.path.abspath(self.db_path)!r}: {exc}"
-                ) from exc
+                raise SQLiteLookupError(f"{self!r} cannot open its database {os.path.abspath(self.db_path)!r}: {exc}") from exc
             logger.debug("%r opened its database (cache size %d)", self, self._cache_size)
         return local.conn
 

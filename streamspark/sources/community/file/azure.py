@@ -91,8 +91,12 @@ class AzureFileSource(FileSource):
         what = f'the Azure container "{self._container}"'
         try:
             client = blob.ContainerClient.from_connection_string(
-                conn_str=self._connection_string, container_name=self._container,
-                connection_timeout=10, initial_backoff=1, increment_base=2, retry_total=3,
+                conn_str=self._connection_string,
+                container_name=self._container,
+                connection_timeout=10,
+                initial_backoff=1,
+                increment_base=2,
+                retry_total=3,
             )
             exists = client.exists(retry_total=1)  # fail fast on an unreachable endpoint
         except errors.ClientAuthenticationError as exc:
@@ -128,7 +132,6 @@ class AzureFileSource(FileSource):
         client = self._new_client()
         try:
             prefix = folder_prefix(self._filepath)
-            return sum(1 for item in client.walk_blobs(name_starts_with=prefix or None, delimiter="/")
-                       if item.name.endswith("/"))
+            return sum(1 for item in client.walk_blobs(name_starts_with=prefix or None, delimiter="/") if item.name.endswith("/"))
         finally:
             client.close()

@@ -149,7 +149,6 @@ class S3FileSource(FileSource):
         client = self._new_client()
         try:
             self._check_bucket(client)
-            return sum(len(page.get("CommonPrefixes", []))
-                       for page in self._keys(client, folder_prefix(self._filepath), "/"))
+            return sum(len(page.get("CommonPrefixes", [])) for page in self._keys(client, folder_prefix(self._filepath), "/"))
         finally:
             client.close()

@@ -160,13 +160,13 @@ class InfluxDB3Source(Source):
             found = self._show_measurements()
         except Exception as exc:
             self._close_client()
-            raise SourceInputError(self.name, f'the InfluxDB 3 database "{self._database}" at {self._host}',
-                                   str(exc) or type(exc).__name__) from exc
+            raise SourceInputError(
+                self.name, f'the InfluxDB 3 database "{self._database}" at {self._host}', str(exc) or type(exc).__name__
+            ) from exc
         if not self._measurements:
             if not found:
                 self._close_client()
-                raise NoMeasurementsFound(self.name, f'the InfluxDB 3 database "{self._database}"',
-                                          "it has no measurements")
+                raise NoMeasurementsFound(self.name, f'the InfluxDB 3 database "{self._database}"', "it has no measurements")
             self._measurements = found
 
     def _close_client(self) -> None:
@@ -185,8 +185,15 @@ class InfluxDB3Source(Source):
             except Exception as exc:
                 if attempt == self._max_retries:
                     raise SourceInputError(self.name, what, str(exc) or type(exc).__name__) from exc
-                logger.warning('Source "%s": %s failed (%s); trying again in %ss (%d/%d)',
-                               self.name, what, exc, backoff, attempt + 1, self._max_retries)
+                logger.warning(
+                    'Source "%s": %s failed (%s); trying again in %ss (%d/%d)',
+                    self.name,
+                    what,
+                    exc,
+                    backoff,
+                    attempt + 1,
+                    self._max_retries,
+                )
                 self._sleep(backoff)
                 backoff *= 2
         raise AssertionError("unreachable")
@@ -194,7 +201,9 @@ class InfluxDB3Source(Source):
     def _query_window(self, measurement: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
         logger.info('Source "%s" querying %s from %s to %s', self.name, measurement, start, end)
         data = self._client.query(
-            query=self._query.format(measurement_name=measurement), mode="pandas", language="influxql",
+            query=self._query.format(measurement_name=measurement),
+            mode="pandas",
+            language="influxql",
             query_parameters={"start_time": start.isoformat(), "end_time": end.isoformat()},
         )
         if data is None or data.empty:
@@ -235,8 +244,12 @@ class InfluxDB3Source(Source):
 
     def run(self) -> None:
         if len(self._measurements) > 1 and self._end_date is None:
-            logger.warning('Source "%s" has no end_date: only measurement "%s" of %s will be processed',
-                           self.name, self._measurements[0], self._measurements)
+            logger.warning(
+                'Source "%s" has no end_date: only measurement "%s" of %s will be processed',
+                self.name,
+                self._measurements[0],
+                self._measurements,
+            )
         try:
             for measurement in self._measurements:
                 if not self.running:

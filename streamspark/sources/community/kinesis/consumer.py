@@ -189,13 +189,11 @@ class KinesisConsumer:
             return []
         exceptions = import_client("botocore.exceptions", "KinesisSource", "kinesis")
         try:
-            answer = self._client.get_records(ShardIterator=self._shard_iterators[shard_id],
-                                              Limit=self._max_records_per_shard)
+            answer = self._client.get_records(ShardIterator=self._shard_iterators[shard_id], Limit=self._max_records_per_shard)
         except exceptions.ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "")
             if code in _THROTTLED:
-                logger.info("Kinesis shard %s of %r is throttled; backing off %ss", shard_id, self._stream,
-                            self._backoff_secs)
+                logger.info("Kinesis shard %s of %r is throttled; backing off %ss", shard_id, self._stream, self._backoff_secs)
                 self._shard_backoff[shard_id] = time.monotonic() + self._backoff_secs
                 return []
             if code == "ExpiredIteratorException":

@@ -107,8 +107,11 @@ class KinesisSource(StatefulSource):
         return string_keyed_bytes_topic(self.name)
 
     def _handle_kinesis_message(self, message: KinesisRecord) -> None:
-        msg = self.serialize(key=message["PartitionKey"], value=message["Data"],
-                             timestamp_ms=int(message["ApproximateArrivalTimestamp"].timestamp() * 1000))
+        msg = self.serialize(
+            key=message["PartitionKey"],
+            value=message["Data"],
+            timestamp_ms=int(message["ApproximateArrivalTimestamp"].timestamp() * 1000),
+        )
         self.produce(key=msg.key, value=msg.value, timestamp=msg.timestamp)
 
     def setup(self) -> None:

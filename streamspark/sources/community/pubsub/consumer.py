@@ -88,7 +88,8 @@ class PubSubConsumer:
             return pubsub_v1.SubscriberClient()
         service_account = import_client("google.oauth2.service_account", "PubSubSource", "pubsub")
         credentials = service_account.Credentials.from_service_account_info(
-            json.loads(self._credentials, strict=False), scopes=["https://www.googleapis.com/auth/pubsub"])
+            json.loads(self._credentials, strict=False), scopes=["https://www.googleapis.com/auth/pubsub"]
+        )
         return pubsub_v1.SubscriberClient(credentials=credentials)
 
     @property
@@ -119,7 +120,8 @@ class PubSubConsumer:
         # messages stay leased until acknowledged by commit(): let two batches be outstanding
         flow_control = types.FlowControl(max_messages=max(2 * self._max_batch_size, 10))
         self._async_listener = self._consumer.subscribe(
-            self.subscription_path, callback=self._received.put, flow_control=flow_control)
+            self.subscription_path, callback=self._received.put, flow_control=flow_control
+        )
 
     def handle_subscription(self) -> Any:
         """The subscription, created first when it does not exist.
@@ -132,12 +134,14 @@ class PubSubConsumer:
             return self._consumer.get_subscription(subscription=self.subscription_path)
         except exceptions.NotFound:
             logger.info("Creating the Pub/Sub subscription %s", self.subscription_path)
-            return self._consumer.create_subscription(request={
-                "name": self.subscription_path,
-                "topic": self.topic_path,
-                "ack_deadline_seconds": self._commit_timeout,
-                "enable_message_ordering": self._enable_message_ordering,
-            })
+            return self._consumer.create_subscription(
+                request={
+                    "name": self.subscription_path,
+                    "topic": self.topic_path,
+                    "ack_deadline_seconds": self._commit_timeout,
+                    "enable_message_ordering": self._enable_message_ordering,
+                }
+            )
 
     def _raise_if_failed(self) -> None:
         listener = self._async_listener
@@ -150,7 +154,8 @@ class PubSubConsumer:
         if isinstance(exc, exceptions.NotFound):
             raise PubSubSubscriptionNotFound(
                 f'Subscription "{self._subscription_id}" (to topic "{self._topic_id}") does not exist; '
-                "create it or set create_subscription=True") from exc
+                "create it or set create_subscription=True"
+            ) from exc
         raise exc
 
     def poll_and_process(self, timeout: Optional[float] = None) -> None:

@@ -99,8 +99,9 @@ class PubSubSource(Source):
         return None
 
     def _handle_pubsub_message(self, message: PubSubMessage) -> None:
-        msg = self.serialize(key=message.ordering_key or None, value=message.data,
-                             timestamp_ms=int(message.publish_time.timestamp() * 1000))
+        msg = self.serialize(
+            key=message.ordering_key or None, value=message.data, timestamp_ms=int(message.publish_time.timestamp() * 1000)
+        )
         headers = list(dict(message.attributes).items()) or None
         self.produce(key=msg.key, value=msg.value, timestamp=msg.timestamp, headers=headers)
 
@@ -134,5 +135,8 @@ class PubSubSource(Source):
                     self.flush()
                     consumer.commit()
             except PubSubSubscriptionNotFound as exc:
-                raise SourceInputError(self.name, f'the Pub/Sub subscription "{consumer.subscription_path}"',
-                                       "it does not exist; create it or set create_subscription=True") from exc
+                raise SourceInputError(
+                    self.name,
+                    f'the Pub/Sub subscription "{consumer.subscription_path}"',
+                    "it does not exist; create it or set create_subscription=True",
+                ) from exc

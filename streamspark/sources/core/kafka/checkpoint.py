@@ -109,13 +109,13 @@ class Checkpoint:
             raise CheckpointProducerTimeout(
                 f"{remaining} replicated message(s) were not delivered before the flush timeout ({self._flush_timeout}s)"
             )
-        offsets = [TopicPartition(topic.name, partition, offset + 1)
-                   for (_, partition), offset in sorted(self._tp_offsets.items())]
+        offsets = [
+            TopicPartition(topic.name, partition, offset + 1) for (_, partition), offset in sorted(self._tp_offsets.items())
+        ]
         self._tp_offsets = {}
         try:
             if self._exactly_once:
-                producer.client.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(),
-                                                            self._flush_timeout)
+                producer.client.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), self._flush_timeout)
                 producer.commit_transaction(self._flush_timeout)
             else:
                 committed = consumer.commit(offsets=offsets, asynchronous=False) or []

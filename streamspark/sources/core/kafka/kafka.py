@@ -196,18 +196,22 @@ class KafkaReplicatorSource(Source):
         """Under exactly-once, produce with a transactional producer of our own."""
         if self.exactly_once:
             config = {**broker_config(self.app_config.broker_address), **self.app_config.producer_extra_config}
-            producer = SourceProducer(config, transactional_id=self.transactional_id,
-                                      flush_timeout=self.app_config.flush_timeout)
+            producer = SourceProducer(config, transactional_id=self.transactional_id, flush_timeout=self.app_config.flush_timeout)
         super().configure(topic=topic, producer=producer, **kwargs)
 
     def setup(self) -> None:
         """Check both topics, then subscribe to the source topic."""
         cfg = self.app_config
         logger.info(
-            'Source "%s" replicates topic "%s" of %s (group "%s", auto_offset_reset=%s) into "%s" '
-            '(offsets in group "%s", %s)', self.name, self.topic, _address(self.broker_address),
-            self.source_consumer_group, self.auto_offset_reset, self.producer_topic.name,
-            self.target_consumer_group, cfg.processing_guarantee,
+            'Source "%s" replicates topic "%s" of %s (group "%s", auto_offset_reset=%s) into "%s" (offsets in group "%s", %s)',
+            self.name,
+            self.topic,
+            _address(self.broker_address),
+            self.source_consumer_group,
+            self.auto_offset_reset,
+            self.producer_topic.name,
+            self.target_consumer_group,
+            cfg.processing_guarantee,
         )
         if self.exactly_once:
             # fences the previous holder of the transactional id and ends its open transaction
@@ -215,15 +219,24 @@ class KafkaReplicatorSource(Source):
             self.producer.client
         self._validate_topics()
         self._target_cluster_consumer = BaseConsumer(
-            cfg.broker_address, self.target_consumer_group, cfg.auto_offset_reset,
-            auto_commit_enable=False, extra_config=cfg.consumer_extra_config,
+            cfg.broker_address,
+            self.target_consumer_group,
+            cfg.auto_offset_reset,
+            auto_commit_enable=False,
+            extra_config=cfg.consumer_extra_config,
         )
         self._source_cluster_consumer = Consumer(
-            self.broker_address, self.source_consumer_group, self.auto_offset_reset,
-            auto_commit_enable=False, extra_config=self.consumer_extra_config,
+            self.broker_address,
+            self.source_consumer_group,
+            self.auto_offset_reset,
+            auto_commit_enable=False,
+            extra_config=self.consumer_extra_config,
         )
         self._source_cluster_consumer.subscribe(
-            [self.topic], on_assign=self.on_assign, on_revoke=self.on_revoke, on_lost=self.on_lost,
+            [self.topic],
+            on_assign=self.on_assign,
+            on_revoke=self.on_revoke,
+            on_lost=self.on_lost,
         )
 
     def _validate_topics(self) -> None:
@@ -241,8 +254,12 @@ class KafkaReplicatorSource(Source):
                 f'more than the {destination_config.num_partitions} of the destination topic "{destination}"'
             )
         if source_config.num_partitions < destination_config.num_partitions:
-            logger.warning('Source "%s": the destination topic "%s" has more partitions than the source topic "%s"',
-                           self.name, destination, self.topic)
+            logger.warning(
+                'Source "%s": the destination topic "%s" has more partitions than the source topic "%s"',
+                self.name,
+                destination,
+                self.topic,
+            )
 
     def run(self) -> None:
         """Replicate until stopped: each message to the same partition, committing at each
@@ -322,14 +339,20 @@ class KafkaReplicatorSource(Source):
         assert self._target_cluster_consumer is not None and self._source_cluster_consumer is not None
         destination = self.producer_topic.name
         committed = self._target_cluster_consumer.committed(
-            [TopicPartition(destination, p.partition) for p in partitions], timeout=self.app_config.request_timeout,
+            [TopicPartition(destination, p.partition) for p in partitions],
+            timeout=self.app_config.request_timeout,
         )
         offsets = {tp.partition: tp.offset for tp in committed}
         for tp in partitions:
             offset = offsets.get(tp.partition, OFFSET_INVALID)
             tp.offset = offset if offset >= 0 else OFFSET_INVALID
-            logger.info('Source "%s" replicates %s[%d] from %s', self.name, tp.topic, tp.partition,
-                        f"offset {tp.offset}" if tp.offset >= 0 else f"auto_offset_reset={self.auto_offset_reset}")
+            logger.info(
+                'Source "%s" replicates %s[%d] from %s',
+                self.name,
+                tp.topic,
+                tp.partition,
+                f"offset {tp.offset}" if tp.offset >= 0 else f"auto_offset_reset={self.auto_offset_reset}",
+            )
         self._source_cluster_consumer.assign(partitions)
 
     def on_revoke(self, consumer: Any, partitions: list[TopicPartition]) -> None:
@@ -367,8 +390,9 @@ class KafkaReplicatorSource(Source):
         """
         source_config = self._inspect_source_topic()
         if source_config is None:
-            logger.warning('Source "%s": %s does not exist; the source will fail at its start unless it is created',
-                           self.name, self._where())
+            logger.warning(
+                'Source "%s": %s does not exist; the source will fail at its start unless it is created', self.name, self._where()
+            )
             config = TopicConfig(num_partitions=1, replication_factor=1)
         else:
             config = TopicConfig(

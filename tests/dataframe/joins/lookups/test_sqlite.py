@@ -10,7 +10,10 @@ import pytest
 
 from streamspark.dataframe import StreamingDataFrame
 from streamspark.dataframe.joins.lookups import (
-    SQLiteLookup, SQLiteLookupError, SQLiteLookupField, SQLiteLookupQueryField,
+    SQLiteLookup,
+    SQLiteLookupError,
+    SQLiteLookupField,
+    SQLiteLookupQueryField,
 )
 from streamspark.models import Topic
 
@@ -26,27 +29,61 @@ def enrich(lookup, fields, value, key=b"key", on="device"):
 @pytest.mark.parametrize(
     "field, device, expected",
     [
-        pytest.param(SQLiteLookupField(table="devices", columns=["model", "site"], on="id"), "d2",
-                     {"model": "m2", "site": "s2"}, id="first row as a dict"),
-        pytest.param(SQLiteLookupField(table="devices", columns=["model"], on="id", order_by="since"), "d1",
-                     {"model": "m1-old"}, id="order_by ASC"),
-        pytest.param(SQLiteLookupField(table="devices", columns=["model"], on="id", order_by="since",
-                                       order_by_direction="DESC"), "d1", {"model": "m1"}, id="order_by DESC"),
-        pytest.param(SQLiteLookupField(table="devices", columns=["model"], on="id"), "nope", None,
-                     id="no row: default None"),
-        pytest.param(SQLiteLookupField(table="devices", columns=["model"], on="id", default={"model": "?"}), "nope",
-                     {"model": "?"}, id="no row: given default"),
-        pytest.param(SQLiteLookupField(table="devices", columns=["model", "since"], on="id", order_by="since",
-                                       first_match_only=False), "d1",
-                     [{"model": "m1-old", "since": 0}, {"model": "m1", "since": 1}], id="all rows as dicts"),
-        pytest.param(SQLiteLookupField(table="devices", columns=["model"], on="id", first_match_only=False), "nope",
-                     [], id="all rows: none"),
-        pytest.param(SQLiteLookupQueryField("SELECT model, site FROM devices WHERE id = :device"), "d2",
-                     ("m2", "s2"), id="query: first row as a tuple"),
-        pytest.param(SQLiteLookupQueryField("SELECT since FROM devices WHERE id = :device ORDER BY since",
-                                            first_match_only=False), "d1", [(0,), (1,)], id="query: all rows"),
-        pytest.param(SQLiteLookupQueryField("SELECT model FROM devices WHERE id = :device", default="none"), "x",
-                     "none", id="query: default"),
+        pytest.param(
+            SQLiteLookupField(table="devices", columns=["model", "site"], on="id"),
+            "d2",
+            {"model": "m2", "site": "s2"},
+            id="first row as a dict",
+        ),
+        pytest.param(
+            SQLiteLookupField(table="devices", columns=["model"], on="id", order_by="since"),
+            "d1",
+            {"model": "m1-old"},
+            id="order_by ASC",
+        ),
+        pytest.param(
+            SQLiteLookupField(table="devices", columns=["model"], on="id", order_by="since", order_by_direction="DESC"),
+            "d1",
+            {"model": "m1"},
+            id="order_by DESC",
+        ),
+        pytest.param(SQLiteLookupField(table="devices", columns=["model"], on="id"), "nope", None, id="no row: default None"),
+        pytest.param(
+            SQLiteLookupField(table="devices", columns=["model"], on="id", default={"model": "?"}),
+            "nope",
+            {"model": "?"},
+            id="no row: given default",
+        ),
+        pytest.param(
+            SQLiteLookupField(table="devices", columns=["model", "since"], on="id", order_by="since", first_match_only=False),
+            "d1",
+            [{"model": "m1-old", "since": 0}, {"model": "m1", "since": 1}],
+            id="all rows as dicts",
+        ),
+        pytest.param(
+            SQLiteLookupField(table="devices", columns=["model"], on="id", first_match_only=False),
+            "nope",
+            [],
+            id="all rows: none",
+        ),
+        pytest.param(
+            SQLiteLookupQueryField("SELECT model, site FROM devices WHERE id = :device"),
+            "d2",
+            ("m2", "s2"),
+            id="query: first row as a tuple",
+        ),
+        pytest.param(
+            SQLiteLookupQueryField("SELECT since FROM devices WHERE id = :device ORDER BY since", first_match_only=False),
+            "d1",
+            [(0,), (1,)],
+            id="query: all rows",
+        ),
+        pytest.param(
+            SQLiteLookupQueryField("SELECT model FROM devices WHERE id = :device", default="none"),
+            "x",
+            "none",
+            id="query: default",
+        ),
     ],
 )
 def test_field_results(devices_db, field, device, expected):
@@ -72,7 +109,10 @@ def test_results_are_cached_per_field_and_target_key_until_their_ttl(tmp_path):
         conn.execute("UPDATE devices SET model = 'm2-new' WHERE id = 'd2'")
     time.sleep(0.1)
     assert enrich(lookup, fields, {"device": "d2"}) == {
-        "device": "d2", "long": {"model": "m2"}, "short": {"model": "m2-new"}, "never": {"model": "m2-new"},
+        "device": "d2",
+        "long": {"model": "m2"},
+        "short": {"model": "m2-new"},
+        "never": {"model": "m2-new"},
     }
     assert lookup.cache_info() == {"hits": 1, "misses": 3, "size": 2, "maxsize": 1000}
 
@@ -137,11 +177,18 @@ def test_a_locked_database_raises_an_error_naming_the_lookup_and_field(devices_d
 @pytest.mark.parametrize(
     "make_file, field, error",
     [
-        pytest.param(make_devices_db, SQLiteLookupField(table="sites", columns=["name"], on="id"),
-                     r"field 'f': no such table: sites", id="no such table"),
-        pytest.param(lambda p: p.write_bytes(b"not a database" * 100) and str(p),
-                     SQLiteLookupField(table="devices", columns=["model"], on="id"),
-                     r"field 'f': file is not a database", id="not a database"),
+        pytest.param(
+            make_devices_db,
+            SQLiteLookupField(table="sites", columns=["name"], on="id"),
+            r"field 'f': no such table: sites",
+            id="no such table",
+        ),
+        pytest.param(
+            lambda p: p.write_bytes(b"not a database" * 100) and str(p),
+            SQLiteLookupField(table="devices", columns=["model"], on="id"),
+            r"field 'f': file is not a database",
+            id="not a database",
+        ),
     ],
 )
 def test_database_errors_name_the_lookup_and_field(tmp_path, make_file, field, error):
@@ -205,8 +252,10 @@ def test_fields_of_other_lookups_are_refused(devices_db):
         pytest.param(lambda: SQLiteLookupField(table="devices", columns=["a b"], on="id"), "for a column"),
         pytest.param(lambda: SQLiteLookupField(table="devices", columns=["a"], on="id--"), "for on"),
         pytest.param(lambda: SQLiteLookupField(table="devices", columns=["a"], on="id", order_by="x y"), "order_by"),
-        pytest.param(lambda: SQLiteLookupField(table="devices", columns=["a"], on="id", order_by="a",
-                                               order_by_direction="UP"), "order_by_direction"),
+        pytest.param(
+            lambda: SQLiteLookupField(table="devices", columns=["a"], on="id", order_by="a", order_by_direction="UP"),
+            "order_by_direction",
+        ),
         pytest.param(lambda: SQLiteLookupField(table="devices", columns=[], on="id"), "at least one column"),
         pytest.param(lambda: SQLiteLookupQueryField(" "), "non-empty SQL"),
         pytest.param(lambda: SQLiteLookup("x.db", cache_size=-1), "cache_size"),
@@ -223,8 +272,10 @@ def test_columns_as_a_string_is_refused():
 
 
 def test_identifiers_go_into_the_query_and_the_target_key_is_a_parameter():
-    field = SQLiteLookupField(table="devices", columns=["model", "site"], on="id", order_by="since",
-                              order_by_direction="DESC", first_match_only=False)
+    field = SQLiteLookupField(
+        table="devices", columns=["model", "site"], on="id", order_by="since", order_by_direction="DESC", first_match_only=False
+    )
     assert field.build_query("x' OR 1=1", {}) == (
-        "SELECT model, site FROM devices WHERE id = ? ORDER BY since DESC", ("x' OR 1=1",)
+        "SELECT model, site FROM devices WHERE id = ? ORDER BY since DESC",
+        ("x' OR 1=1",),
     )

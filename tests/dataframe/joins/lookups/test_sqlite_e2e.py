@@ -15,8 +15,13 @@ def test_sqlite_lookup_end_to_end(make_app, kafka, tmp_path):
     db = make_devices_db(tmp_path / "devices.db")
     src, out = kafka.new_topic(), kafka.new_topic()
     # audited records come first: by the last output every record was processed
-    records = [{"n": 0, "audit": True}, {"n": 1, "audit": False}, {"n": 2, "audit": True},
-               {"n": 3, "audit": False}, {"n": 4, "audit": False}]
+    records = [
+        {"n": 0, "audit": True},
+        {"n": 1, "audit": False},
+        {"n": 2, "audit": True},
+        {"n": 3, "audit": False},
+        {"n": 4, "audit": False},
+    ]
     devices = ["d1", "d2", "d1", "d2", "ghost"]
     for record, device in zip(records, devices):
         record["device"] = device
@@ -35,15 +40,23 @@ def test_sqlite_lookup_end_to_end(make_app, kafka, tmp_path):
     sdf = sdf.join_lookup(
         SQLiteLookup(db),
         {
-            "device_info": SQLiteLookupField(table="devices", columns=["model", "site"], on="id", order_by="since",
-                                             order_by_direction="DESC", default={"model": None}),
-            "since": SQLiteLookupQueryField("SELECT since FROM devices WHERE id = :device ORDER BY since",
-                                            first_match_only=False),
+            "device_info": SQLiteLookupField(
+                table="devices",
+                columns=["model", "site"],
+                on="id",
+                order_by="since",
+                order_by_direction="DESC",
+                default={"model": None},
+            ),
+            "since": SQLiteLookupQueryField(
+                "SELECT since FROM devices WHERE id = :device ORDER BY since", first_match_only=False
+            ),
         },
     )
     audited = sdf[sdf["audit"]]
-    audited.join_lookup(SQLiteLookup(str(tmp_path / "missing.db")),
-                        {"x": SQLiteLookupField(table="audit", columns=["x"], on="id")}, on="device")
+    audited.join_lookup(
+        SQLiteLookup(str(tmp_path / "missing.db")), {"x": SQLiteLookupField(table="audit", columns=["x"], on="id")}, on="device"
+    )
     sdf.to_topic(app.topic(out))
     rows = app.run(count=3, timeout=60)
 

@@ -41,12 +41,19 @@ def container(azurite, blobs):
 
 def test_spark_pipeline_reads_the_records_of_an_azure_export(make_app, kafka, azurite):
     now = int(time.time() * 1000)  # recent timestamps: the broker's retention keeps them
-    name = container(azurite, {"exports/readings/0/0000000000000000000.jsonl": jsonl(
-        record("a", {"n": 1}, now), record("b", {"n": 2}, now + 1), record("a", {"n": 3}, now + 2))})
+    name = container(
+        azurite,
+        {
+            "exports/readings/0/0000000000000000000.jsonl": jsonl(
+                record("a", {"n": 1}, now), record("b", {"n": 2}, now + 1), record("a", {"n": 3}, now + 2)
+            )
+        },
+    )
     out = kafka.new_topic()
     app = make_app()
-    sdf = app.dataframe(source=AzureFileSource(azurite.connection_string, name, "exports/readings",
-                                               replay_speed=0, name=f"azure-{out}"))
+    sdf = app.dataframe(
+        source=AzureFileSource(azurite.connection_string, name, "exports/readings", replay_speed=0, name=f"azure-{out}")
+    )
     sdf = sdf.filter(lambda v: v["n"] != 2)
     sdf.to_topic(app.topic(out))
     app.run(count=3, timeout=60)
@@ -58,14 +65,16 @@ def test_spark_pipeline_reads_the_records_of_an_azure_export(make_app, kafka, az
 
 
 def test_blobs_under_the_prefix_in_name_order_with_partition_folders(azurite):
-    name = container(azurite, {
-        "t/1/0000000000000000000.jsonl.gz": gzip.compress(jsonl(record("b", 2, 2))),
-        "t/0/0000000000000000001.jsonl.gz": gzip.compress(jsonl(record("a", 1, 1))),
-        "t/0/0000000000000000000.jsonl.gz": gzip.compress(jsonl(record("a", 0, 0))),
-        "t2/0/0000000000000000000.jsonl.gz": gzip.compress(jsonl(record("x", 9, 9))),  # a sibling prefix
-    })
-    src = AzureFileSource(azurite.connection_string, name, "t", compression="gzip", has_partition_folders=True,
-                          replay_speed=0)
+    name = container(
+        azurite,
+        {
+            "t/1/0000000000000000000.jsonl.gz": gzip.compress(jsonl(record("b", 2, 2))),
+            "t/0/0000000000000000001.jsonl.gz": gzip.compress(jsonl(record("a", 1, 1))),
+            "t/0/0000000000000000000.jsonl.gz": gzip.compress(jsonl(record("a", 0, 0))),
+            "t2/0/0000000000000000000.jsonl.gz": gzip.compress(jsonl(record("x", 9, 9))),  # a sibling prefix
+        },
+    )
+    src = AzureFileSource(azurite.connection_string, name, "t", compression="gzip", has_partition_folders=True, replay_speed=0)
     assert src.name == f"azurefilestore_{name}_t"
     assert src.default_topic().create_config.num_partitions == 2
     assert [(m["key"], json.loads(m["value"])) for m in run_in_process(src)] == [("a", 0), ("a", 1), ("b", 2)]
@@ -83,12 +92,13 @@ def test_a_broken_parquet_blob_names_the_blob(azurite):
     name = container(azurite, {"x/bad.parquet": b"PAR1 but not really"})
     with pytest.raises(SourceInputError) as info:
         run_in_process(AzureFileSource(azurite.connection_string, name, "x", file_format="parquet", name="blobs"))
-    assert str(info.value).startswith(
-        f'Source "blobs" cannot read the file "{name}/x/bad.parquet": not a valid Parquet file')
+    assert str(info.value).startswith(f'Source "blobs" cannot read the file "{name}/x/bad.parquet": not a valid Parquet file')
 
 
 def test_an_unreachable_endpoint_names_the_source_and_the_container():
-    down = (f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={KEY};"
-            f"BlobEndpoint=http://127.0.0.1:{free_port()}/{ACCOUNT};")
+    down = (
+        f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={KEY};"
+        f"BlobEndpoint=http://127.0.0.1:{free_port()}/{ACCOUNT};"
+    )
     with pytest.raises(SourceInputError, match='Source "blobs" cannot read the Azure container "data": .*refused'):
         run_in_process(AzureFileSource(down, "data", "x", name="blobs"))

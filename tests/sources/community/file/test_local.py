@@ -30,8 +30,10 @@ def record(key, value, ts):
 def write_partitions(root, compress=False):
     """A FileSink-like export of a 2-partition topic: <root>/<partition>/<offset>.jsonl[.gz]."""
     ext = ".jsonl.gz" if compress else ".jsonl"
-    for partition, records in {0: [record("a", {"n": 0}, 1000), record("a", {"n": 1}, 1001)],
-                               1: [record("b", {"n": 2}, 1002)]}.items():
+    for partition, records in {
+        0: [record("a", {"n": 0}, 1000), record("a", {"n": 1}, 1001)],
+        1: [record("b", {"n": 2}, 1002)],
+    }.items():
         (root / str(partition)).mkdir(parents=True)
         (root / str(partition) / f"{0:019d}{ext}").write_bytes(jsonl(records[0], compress=compress))
         if len(records) > 1:
@@ -49,7 +51,10 @@ def test_gzip_json_partition_folders_to_a_topic_with_as_many_partitions(sources,
     sources.wait(sources.start(source, default.__clone__(name=topic)))
     msgs = kafka.consume(topic, expected=3)
     assert sorted((m.key(), json.loads(m.value())["n"], m.timestamp()[1]) for m in msgs) == [
-        (b"a", 0, 1000), (b"a", 1, 1001), (b"b", 2, 1002)]
+        (b"a", 0, 1000),
+        (b"a", 1, 1001),
+        (b"b", 2, 1002),
+    ]
 
 
 def test_a_broken_parquet_file_stops_the_source_naming_the_file(sources, kafka, tmp_path):
@@ -75,7 +80,9 @@ def test_what_file_sink_wrote_is_produced_again(tmp_path, monkeypatch, fmt):
     sink.flush()
     msgs = run_in_process(LocalFileSource(tmp_path / "out" / "readings", file_format=fmt, replay_speed=0))
     assert [(m["key"], json.loads(m["value"]), m["timestamp"]) for m in msgs] == [
-        ("k1", {"a": 1, "b": "x"}, 1000), ("k2", {"a": 2, "b": "y"}, 1001)]
+        ("k1", {"a": 1, "b": "x"}, 1000),
+        ("k2", {"a": 2, "b": "y"}, 1001),
+    ]
 
 
 def test_file_sink_gzip_files_with_appended_batches_are_read_whole(tmp_path):
@@ -101,9 +108,14 @@ def test_folders_are_walked_recursively_in_name_order_with_a_flush_after_each_fi
 
 def test_setters_pick_the_message_parts_of_any_record(tmp_path):
     (tmp_path / "events.jsonl").write_bytes(jsonl({"user": "u1", "at": 5, "kind": "click"}))
-    source = LocalFileSource(tmp_path / "events.jsonl", key_setter=lambda r: r["user"],
-                             value_setter=lambda r: {"kind": r["kind"]}, timestamp_setter=lambda r: r["at"],
-                             file_format=JSONFormat(compression=None, loads=json.loads), replay_speed=0)
+    source = LocalFileSource(
+        tmp_path / "events.jsonl",
+        key_setter=lambda r: r["user"],
+        value_setter=lambda r: {"kind": r["kind"]},
+        timestamp_setter=lambda r: r["at"],
+        file_format=JSONFormat(compression=None, loads=json.loads),
+        replay_speed=0,
+    )
     assert source.name == "file_events.jsonl"
     assert [(m["key"], m["value"], m["timestamp"]) for m in run_in_process(source)] == [("u1", b'{"kind":"click"}', 5)]
 
@@ -127,13 +139,16 @@ def test_replay_speed_scales_the_gaps_between_record_timestamps(tmp_path, monkey
     assert slept == []
 
 
-@pytest.mark.parametrize("content, kwargs, reason", [
-    (jsonl(record("k", 1, 1)) + b"{not json\n", {}, 'the file "{path}": line 2 is not valid JSON'),
-    (b'[1, 2]\n', {}, 'the file "{path}": line 1 is not a JSON object'),
-    (jsonl(record("k", 1, 1)), {"compression": "gzip"}, 'the file "{path}": not valid gzip data'),
-    (b"not parquet", {"file_format": "parquet"}, 'the file "{path}": not a valid Parquet file'),
-    (jsonl({"_key": "k", "_value": 1}), {}, "record 1 of \"{path}\": a setter failed: KeyError('_timestamp')"),
-])
+@pytest.mark.parametrize(
+    "content, kwargs, reason",
+    [
+        (jsonl(record("k", 1, 1)) + b"{not json\n", {}, 'the file "{path}": line 2 is not valid JSON'),
+        (b"[1, 2]\n", {}, 'the file "{path}": line 1 is not a JSON object'),
+        (jsonl(record("k", 1, 1)), {"compression": "gzip"}, 'the file "{path}": not valid gzip data'),
+        (b"not parquet", {"file_format": "parquet"}, 'the file "{path}": not a valid Parquet file'),
+        (jsonl({"_key": "k", "_value": 1}), {}, "record 1 of \"{path}\": a setter failed: KeyError('_timestamp')"),
+    ],
+)
 def test_bad_files_name_the_source_and_the_item(tmp_path, content, kwargs, reason):
     path = tmp_path / "data.bin"
     path.write_bytes(content)

@@ -12,6 +12,14 @@ from .base import Destination, ObjectStoreDestination
 from .local import LocalDestination
 from .s3 import S3BucketAccessDeniedError, S3BucketNotFoundError, S3Destination
 
-__all__ = ("Destination", "ObjectStoreDestination", "LocalDestination", "S3Destination", "AzureFileDestination",
-           "S3BucketNotFoundError", "S3BucketAccessDeniedError",
-           "AzureContainerNotFoundError", "AzureContainerAccessDeniedError")
+__all__ = (
+    "Destination",
+    "ObjectStoreDestination",
+    "LocalDestination",
+    "S3Destination",
+    "AzureFileDestination",
+    "S3BucketNotFoundError",
+    "S3BucketAccessDeniedError",
+    "AzureContainerNotFoundError",
+    "AzureContainerAccessDeniedError",
+)

@@ -28,8 +28,9 @@ class JSONFormat(Format):
     :param dumps: a custom ``obj -> str`` serializer.
     """
 
-    def __init__(self, file_extension: str = ".jsonl", compress: bool = False,
-                 dumps: Optional[Callable[[Any], str]] = None) -> None:
+    def __init__(
+        self, file_extension: str = ".jsonl", compress: bool = False, dumps: Optional[Callable[[Any], str]] = None
+    ) -> None:
         self._extension = file_extension + (".gz" if compress else "")
         self._compress = compress
         self._dumps = dumps

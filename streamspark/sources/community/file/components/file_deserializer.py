@@ -27,7 +27,6 @@ def raw_filestream_deserializer(
     format_class = FORMATS.get(formatter) if isinstance(formatter, str) else None
     if format_class is None:
         raise ValueError(
-            f'Invalid format name "{formatter}"; use one of {", ".join(sorted(FORMATS))} '
-            "or an instance of a Format subclass"
+            f'Invalid format name "{formatter}"; use one of {", ".join(sorted(FORMATS))} or an instance of a Format subclass'
         )
     return format_class(compression=compression).read  # type: ignore[call-arg]

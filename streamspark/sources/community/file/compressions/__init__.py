@@ -23,6 +23,4 @@ def resolve_decompressor(compression: str) -> Decompressor:
     try:
         return COMPRESSION_MAPPER[compression]()
     except (KeyError, TypeError):
-        raise ValueError(
-            f"Unknown compression {compression!r}; use one of {sorted(COMPRESSION_MAPPER)} or None"
-        ) from None
+        raise ValueError(f"Unknown compression {compression!r}; use one of {sorted(COMPRESSION_MAPPER)} or None") from None
