@@ -54,7 +54,9 @@ workers="${STREAMSPARK_TEST_WORKERS:-2}"
 parallel=()
 # (loadgroup: tests marked with one xdist_group, e.g. the standalone cluster's, share a worker)
 [ "$workers" != 0 ] && parallel=(-n "$workers" --dist loadgroup)
-# lint (pyproject.toml [tool.ruff]) and types, before the tests
+# format and lint (pyproject.toml [tool.ruff]) before the tests; types are checked by tests/test_typing.py
+"$root/.venv/bin/python" -m ruff format --check -q "$root/streamspark" "$root/tests" "$root/bench" \
+  || { echo "ruff format: the files above need .venv/bin/python -m ruff format" >&2; exit 1; }
 "$root/.venv/bin/python" -m ruff check -q "$root/streamspark" "$root/tests" "$root/bench"
 # the documentation (mkdocs.yml, docs/, the API reference from the docstrings) builds with no
 # warning; its log is shown only when it fails (mkdocs' -q would also hide the warnings that

@@ -29,7 +29,7 @@ import pickle
 import time
 import uuid
 import zlib
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -38,8 +38,18 @@ from ._arrow import ddl
 from .bucketing import bucket_of_key, bucket_of_partition
 
 __all__ = (
-    "KafkaDataSource", "SourcePrivate", "SOURCE_SCHEMA", "SOURCE_COLUMNS", "ARROW_SCHEMA", "PACKED_SCHEMA",
-    "source_options", "query_source", "packed_options", "bucket_of_key", "bucket_of_partition", "plan_tasks",
+    "KafkaDataSource",
+    "SourcePrivate",
+    "SOURCE_SCHEMA",
+    "SOURCE_COLUMNS",
+    "ARROW_SCHEMA",
+    "PACKED_SCHEMA",
+    "source_options",
+    "query_source",
+    "packed_options",
+    "bucket_of_key",
+    "bucket_of_partition",
+    "plan_tasks",
 )
 
 logger = logging.getLogger(__name__)
@@ -68,9 +78,7 @@ _ROWS_PER_ARROW_BATCH = 20_000
 #: Spark expression that assigned buckets before, so existing checkpoints keep their state
 #: key), where the chunk starts (the order in which a bucket runs its chunks), and the chunk's
 #: records as a pickled list of tuples in ``SOURCE_COLUMNS`` order (headers unpickled)
-PACKED_ARROW = pa.schema(
-    [("_bucket", pa.int64()), ("partition", pa.int32()), ("offset", pa.int64()), ("records", pa.binary())]
-)
+PACKED_ARROW = pa.schema([("_bucket", pa.int64()), ("partition", pa.int32()), ("offset", pa.int64()), ("records", pa.binary())])
 PACKED_SCHEMA = ddl(PACKED_ARROW)
 
 
@@ -82,6 +90,7 @@ def source_options(
     min_records_per_task: int = 20_000,
     parallelism: int = 1,
     first_records_per_partition: int = 0,
+    aligned_topics: Sequence[str] = (),
 ) -> dict[str, str]:
     """Options for ``spark.readStream.format(...)`` of a :func:`query_source` class. Options are
     part of the query plan (``explain()``, the Spark UI, event logs): nothing secret goes here.
@@ -92,8 +101,11 @@ def source_options(
     :param first_records_per_partition: the most records the query's first micro-batch with
         data takes from a partition (0: ``max_records_per_partition``, like every other batch);
         a smaller first batch gets the first outputs out sooner when a backlog waits.
+    :param aligned_topics: topics whose records meet in timestamp order (a ``concat`` or a
+        join): a micro-batch that caps one of their partitions ends all of them at a common
+        Kafka timestamp (see :meth:`_KafkaStreamReader.latestOffset`); empty: no such cut.
     """
-    return {
+    options = {
         "topics": json.dumps(topics),
         "auto_offset_reset": auto_offset_reset,
         "max_records_per_partition": str(max_records_per_partition),
@@ -102,6 +114,9 @@ def source_options(
         "min_records_per_task": str(min_records_per_task),
         "parallelism": str(parallelism),
     }
+    if aligned_topics:
+        options["aligned_topics"] = json.dumps(sorted(aligned_topics))
+    return options
 
 
 class KafkaSourceError(RuntimeError):
@@ -151,6 +166,8 @@ class _KafkaStreamReader(DataSourceStreamReader):
         #: whether buckets follow Kafka partitions rather than message keys
         self._packed: Optional[int] = int(options["packed_buckets"]) if "packed_buckets" in options else None
         self._bucket_by_partition = options.get("bucket_by") == "partition"
+        #: topics whose records meet in timestamp order: their batches end at a common time
+        self._aligned: frozenset[str] = frozenset(json.loads(options.get("aligned_topics", "[]")))
         self._consumer: Any = None
 
     # --- planning (one long-lived process) ------------------------------------------
@@ -192,8 +209,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
         from confluent_kafka import KafkaException, TopicPartition
 
         try:
-            return self.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=self._remaining(),
-                                                       cached=False)
+            return self.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=self._remaining(), cached=False)
         except KafkaException as exc:
             raise self._unreachable(exc) from exc
 
@@ -205,9 +221,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
             return low
         if self._reset in ("latest", "largest", "end"):
             return high
-        raise KafkaSourceError(
-            f"No committed offset for {topic}[{partition}] and auto_offset_reset={self._reset!r}"
-        )
+        raise KafkaSourceError(f"No committed offset for {topic}[{partition}] and auto_offset_reset={self._reset!r}")
 
     def initialOffset(self) -> dict:
         from confluent_kafka import TopicPartition
@@ -223,6 +237,15 @@ class _KafkaStreamReader(DataSourceStreamReader):
         return offsets
 
     def latestOffset(self, start: dict, limit: Any) -> dict:
+        """The end of the next micro-batch: at most the cap's count of records per partition.
+
+        For topics whose records meet in timestamp order (``aligned_topics``), a partition
+        capped by count would otherwise run ahead in time of the others. So when any of their
+        partitions is capped, let T be the smallest Kafka timestamp among the last records the
+        capped partitions include: every partition of those topics then ends before its first
+        record stamped after T (never below its start, never beyond its cap), and the
+        partitions whose last record defines T keep their capped range, so every batch moves on.
+        """
         from pyspark.sql.streaming.datasource import ReadMaxRows
 
         cap = self._max_per_partition
@@ -233,7 +256,8 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._start_call()
         parts = self._partitions()
         end: dict[str, dict[str, int]] = {}
-        has_data = False
+        begins: dict[tuple[str, int], int] = {}
+        capped: list[tuple[str, int, int, int]] = []
         for topic, ps in parts.items():
             known = start.get(topic, {})
             end[topic] = {}
@@ -242,13 +266,90 @@ class _KafkaStreamReader(DataSourceStreamReader):
                 begin = known.get(str(p))
                 if begin is None:  # a partition added while running: read it from its start
                     begin = low
-                end[topic][str(p)] = max(begin, min(high, begin + cap))
-                has_data = has_data or end[topic][str(p)] > int(begin)
+                begin = int(begin)
+                stop = end[topic][str(p)] = max(begin, min(high, begin + cap))
+                begins[(topic, p)] = begin
+                if stop < high and topic in self._aligned:
+                    capped.append((topic, p, begin, stop))
+        if capped:
+            self._cut_at_common_time(end, begins, capped)
+        has_data = any(end[t][str(p)] > begin for (t, p), begin in begins.items())
         if has_data:
             # the first batch with data is planned (Spark logs its range before running it, and
             # a restart replays that range): the next ones take max_records_per_partition
             self._first_per_partition = 0
         return end
+
+    def _cut_at_common_time(
+        self,
+        end: dict[str, dict[str, int]],
+        begins: dict[tuple[str, int], int],
+        capped: list[tuple[str, int, int, int]],
+    ) -> None:
+        """Ends the aligned topics' partitions in ``end`` at a common Kafka timestamp (see
+        :meth:`latestOffset`); ``capped``: the aligned partitions' capped ranges."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        stamps = self._last_timestamps(capped)
+        if not stamps:
+            return
+        limit = min(stamps.values())
+        keep = {tp for tp, stamp in stamps.items() if stamp == limit}
+        queries = [
+            TopicPartition(topic, p, limit + 1)
+            for (topic, p), begin in begins.items()
+            if topic in self._aligned and (topic, p) not in keep and end[topic][str(p)] > begin
+        ]
+        if not queries:
+            return
+        try:
+            found = self.consumer.offsets_for_times(queries, timeout=self._remaining())
+        except KafkaException as exc:
+            raise self._unreachable(exc) from exc
+        for tp in found:
+            if tp.error is not None or tp.offset < 0:  # no record stamped after T: keep the cap
+                continue
+            key = str(tp.partition)
+            end[tp.topic][key] = max(begins[(tp.topic, tp.partition)], min(end[tp.topic][key], tp.offset))
+
+    def _last_timestamps(self, ranges: list[tuple[str, int, int, int]]) -> dict[tuple[str, int], int]:
+        """The Kafka timestamp of the last record of each range ``(topic, partition, begin,
+        stop)``, read with the planning consumer. A range whose last offsets hold no record
+        (transaction markers, compaction) is looked at further back; one with no record found
+        is left out."""
+        from confluent_kafka import TopicPartition
+
+        found: dict[tuple[str, int], int] = {}
+        pending = {(topic, p): (begin, stop) for topic, p, begin, stop in ranges}
+        consumer = self.consumer
+        try:
+            for lookback in (1, 64):
+                if not pending:
+                    break
+                consumer.assign([TopicPartition(t, p, max(b, s - lookback)) for (t, p), (b, s) in pending.items()])
+                done: set[tuple[str, int]] = set()
+                deadline = time.monotonic() + self._remaining()
+                while len(done) < len(pending) and time.monotonic() < deadline:
+                    msgs = consumer.consume(num_messages=1000, timeout=min(0.5, self._remaining()))
+                    for msg in msgs:
+                        tp = (msg.topic(), msg.partition())
+                        if msg.error() is not None or tp not in pending or tp in done:
+                            continue
+                        stop = pending[tp][1]
+                        if msg.offset() < stop:
+                            stamp = msg.timestamp()[1]
+                            if stamp >= 0:
+                                found[tp] = stamp
+                        if msg.offset() >= stop - 1:
+                            done.add(tp)
+                    if not msgs:  # markers at the end of a range: the position moves past them
+                        for tp_pos in consumer.position([TopicPartition(t, p) for t, p in pending if (t, p) not in done]):
+                            if tp_pos.offset >= pending[(tp_pos.topic, tp_pos.partition)][1]:
+                                done.add((tp_pos.topic, tp_pos.partition))
+                pending = {tp: rng for tp, rng in pending.items() if tp not in found and rng[1] - rng[0] > lookback}
+        finally:
+            consumer.unassign()
+        return found
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         """The micro-batch's tasks; each ``InputPartition`` holds a tuple of offset ranges
@@ -503,10 +604,16 @@ def query_source(kafka_config: dict[str, Any], fused_plan: Any = None) -> type["
     """
     private = SourcePrivate.of(kafka_config, fused_plan)
     name = f"KafkaDataSource_{private.token}"
-    return type(name, (KafkaDataSource,), {
-        "__module__": __name__, "__qualname__": name, "private": private,
-        "source_name": f"{SOURCE_NAME}_{private.token}",
-    })
+    return type(
+        name,
+        (KafkaDataSource,),
+        {
+            "__module__": __name__,
+            "__qualname__": name,
+            "private": private,
+            "source_name": f"{SOURCE_NAME}_{private.token}",
+        },
+    )
 
 
 class KafkaDataSource(DataSource):

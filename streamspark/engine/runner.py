@@ -44,7 +44,7 @@ def kafka_source_failure(exc: BaseException) -> Optional[Exception]:
     at = text.rfind(marker)
     if at < 0:
         return None
-    message = text[at + len(marker):].replace("\\n", "\n").splitlines()[0].strip()
+    message = text[at + len(marker) :].replace("\\n", "\n").splitlines()[0].strip()
     if "did not answer" in message:
         return BrokerUnreachableError(message)
     return StreamsparkException(message)
@@ -197,12 +197,21 @@ class QueryRunner:
         if batch_inputs:
             logger.info(
                 "Batch %d: %d in, %d out, %d skipped in %.2fs",
-                batch_id, batch_inputs, batch_outputs, skipped, time.monotonic() - started,
+                batch_id,
+                batch_inputs,
+                batch_outputs,
+                skipped,
+                time.monotonic() - started,
             )
         if self.progress is not None:
             self.progress(
-                {"batch_id": batch_id, "inputs": batch_inputs, "outputs": batch_outputs,
-                 "total_inputs": self.inputs, "total_outputs": self.outputs}
+                {
+                    "batch_id": batch_id,
+                    "inputs": batch_inputs,
+                    "outputs": batch_outputs,
+                    "total_inputs": self.inputs,
+                    "total_outputs": self.outputs,
+                }
             )
         if limits.count and self.outputs >= limits.count:
             self._stop.set()
@@ -235,6 +244,7 @@ class QueryRunner:
             max_records_per_partition=self.max_records_per_partition,
             request_timeout=self.request_timeout,
             parallelism=parallelism(spark),
+            aligned_topics=_aligned_topics(self.plan),
         )
         plan = self.plan
         plan.validate()
@@ -290,8 +300,7 @@ class QueryRunner:
             stateStructType="blob binary",
             outputMode="append",
             # windows closing quiet keys need timers (Spark then runs a batch every trigger)
-            timeoutConf=GroupStateTimeout.ProcessingTimeTimeout if plan.idle_ms is not None
-            else GroupStateTimeout.NoTimeout,
+            timeoutConf=GroupStateTimeout.ProcessingTimeTimeout if plan.idle_ms is not None else GroupStateTimeout.NoTimeout,
         )
 
     def run(self, limits: RunLimits) -> None:
@@ -442,3 +451,20 @@ class QueryRunner:
         finally:
             consumer.close()
 
+
+def _aligned_topics(plan: PipelinePlan) -> list[str]:
+    """The topics whose records meet in a merge (a ``concat`` or a join) and so run in timestamp
+    order: the source ends their micro-batches at a common time (none: ``[]``)."""
+    from ..core.stream import sources_of
+    from ..core.stream.nodes import MergeNode
+
+    if not plan.time_aligned:
+        return []
+    names = {id(root): name for name, root in plan.roots.items()}
+    found: set[str] = set()
+    for node in plan.nodes():
+        if isinstance(node, MergeNode):
+            roots = sources_of(node)
+            if len(roots) > 1:
+                found.update(names[id(root)] for root in roots if id(root) in names)
+    return sorted(found)
