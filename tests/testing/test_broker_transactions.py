@@ -5,10 +5,10 @@ A read_committed reader that starts past the abort marker of a producer's aborte
 should get the producer's later committed records, as a Kafka broker gives them. The embedded
 broker still lists the old aborted transaction in its fetch responses, so the client skips
 every later record of that producer. Exactly-once pipelines that restart past such a marker
-read nothing more from that producer on this broker; the kill -9 tests keep to one kill of a
-transactional producer per run for that reason. The test is expected to fail while the fault
-lasts: once a broker release fixes it, it passes, which fails the run (strict) and tells us to
-remove the mark and the one-kill limits.
+read nothing more from that producer on this broker; the application-level kill -9 test of a
+StatefulSource (``tests/sources/base/test_stateful.py``) is skipped for that reason. The test is
+expected to fail while the fault lasts: once a broker release fixes it, it passes, which fails
+the run (strict) and tells us to remove the mark and that skip.
 """
 
 from __future__ import annotations
