@@ -89,7 +89,6 @@ def source_options(
     request_timeout: float,
     min_records_per_task: int = 20_000,
     parallelism: int = 1,
-    first_records_per_partition: int = 0,
     aligned_topics: Sequence[str] = (),
 ) -> dict[str, str]:
     """Options for ``spark.readStream.format(...)`` of a :func:`query_source` class. Options are
@@ -98,9 +97,6 @@ def source_options(
     :param parallelism: the cores Spark runs tasks on; a micro-batch with fewer non-empty
         partitions than that splits their offset ranges (in pieces of at least
         ``min_records_per_task``) so that every core gets a task.
-    :param first_records_per_partition: the most records the query's first micro-batch with
-        data takes from a partition (0: ``max_records_per_partition``, like every other batch);
-        a smaller first batch gets the first outputs out sooner when a backlog waits.
     :param aligned_topics: topics whose records meet in timestamp order (a ``concat`` or a
         join): a micro-batch that caps one of their partitions ends all of them at a common
         Kafka timestamp (see :meth:`_KafkaStreamReader.latestOffset`); empty: no such cut.
@@ -109,7 +105,6 @@ def source_options(
         "topics": json.dumps(topics),
         "auto_offset_reset": auto_offset_reset,
         "max_records_per_partition": str(max_records_per_partition),
-        "first_records_per_partition": str(first_records_per_partition),
         "request_timeout": str(request_timeout),
         "min_records_per_task": str(min_records_per_task),
         "parallelism": str(parallelism),
@@ -154,9 +149,6 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._topics: list[str] = json.loads(options["topics"])
         self._reset = options.get("auto_offset_reset", "latest")
         self._max_per_partition = int(options.get("max_records_per_partition", "100000"))
-        #: the cap of the first micro-batch with data this reader plans (0: no other cap), lifted
-        #: once that batch is planned (see :meth:`latestOffset`)
-        self._first_per_partition = int(options.get("first_records_per_partition", "0"))
         self._timeout = float(options.get("request_timeout", "30"))
         self._min_per_task = int(options.get("min_records_per_task", "20000"))
         self._parallelism = int(options.get("parallelism", "1"))
@@ -249,8 +241,6 @@ class _KafkaStreamReader(DataSourceStreamReader):
         from pyspark.sql.streaming.datasource import ReadMaxRows
 
         cap = self._max_per_partition
-        if self._first_per_partition > 0:
-            cap = min(cap, self._first_per_partition)
         if isinstance(limit, ReadMaxRows):
             cap = min(cap, int(limit.max_rows))
         self._start_call()
@@ -273,11 +263,6 @@ class _KafkaStreamReader(DataSourceStreamReader):
                     capped.append((topic, p, begin, stop))
         if capped:
             self._cut_at_common_time(end, begins, capped)
-        has_data = any(end[t][str(p)] > begin for (t, p), begin in begins.items())
-        if has_data:
-            # the first batch with data is planned (Spark logs its range before running it, and
-            # a restart replays that range): the next ones take max_records_per_partition
-            self._first_per_partition = 0
         return end
 
     def _cut_at_common_time(

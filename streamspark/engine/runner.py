@@ -72,17 +72,6 @@ class QueryRunner:
     #: gives the plain path (a row per record, bucket computed by Spark), to check one against
     #: the other
     pack_buckets: bool = True
-    #: the most records the query's first micro-batch with data takes from a partition (when
-    #: set and below ``max_records_per_partition``), for pipelines whose outputs wait for the end
-    #: of a micro-batch: a stateful or grouped one (its state stage starts once the whole batch
-    #: is read and shuffled), one under exactly-once (outputs are visible at the commit) or with
-    #: sinks (flushed at the end of each task); the batches after it take
-    #: ``max_records_per_partition``. A stateless pipeline writing to topics at-least-once
-    #: produces while it reads and keeps full batches. 0 (the default) turns it off: measured
-    #: on 2 cores with a 500k-record backlog, a 5,000-record cap brought a running count's or a
-    #: window's first output 0.3-3 s sooner but its last one up to 2.4 s later, the first
-    #: batch's cost being mostly the cold start of its tasks rather than its records.
-    first_batch_records_per_partition: int = 0
 
     def __init__(
         self,
@@ -251,8 +240,6 @@ class QueryRunner:
         plan.columnar_windows = self.columnar_windows
         packed = self.pack_buckets and plan.stateful and not plan.group_nodes
         fused = self.fuse_source and not plan.stateful and not plan.group_nodes
-        if plan.stateful or plan.group_nodes or plan.eos is not None or self.sinks_by_node:
-            options["first_records_per_partition"] = str(self.first_batch_records_per_partition)
         # the Kafka settings and a fused plan (credentials) travel with the source's class, not
         # as options, which the query plan shows (see query_source)
         source = query_source(self.kafka_config, plan if fused else None)

@@ -47,6 +47,7 @@ __all__ = (
     "describe",
     "chain_of",
     "returning_function",
+    "identity",
 )
 
 #: push(value, key, timestamp_ms, headers) -> None
@@ -122,7 +123,8 @@ class CompileContext:
         return self.emitter
 
 
-def _identity(value: Any) -> Any:
+def identity(value: Any) -> Any:
+    """The value unchanged (the function of a step that only passes records on)."""
     return value
 
 
@@ -268,7 +270,7 @@ class _ReturningNode(_FunctionNode):
         stream_id: Optional[str] = None,
         returning: Optional[StreamNode] = None,
     ) -> None:
-        super().__init__(func if func is not None else _identity, metadata=metadata, stream_id=stream_id)
+        super().__init__(func if func is not None else identity, metadata=metadata, stream_id=stream_id)
         if returning is None and func is None:
             raise ValueError(f"A {self.kind} step needs a function")
         self.returning = returning

@@ -43,6 +43,7 @@ from .nodes import (
     WindowNode,
     chain_of,
     describe,
+    identity,
     returning_function,
 )
 
@@ -72,10 +73,6 @@ def _copy_value(value: Any) -> Any:
         return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
     except Exception:
         return copy.deepcopy(value)
-
-
-def _identity(value: Any) -> Any:
-    return value
 
 
 def _check_allowed(
@@ -111,7 +108,7 @@ class Stream:
         if parents:
             if len(parents) > 1:
                 raise InvalidOperation("A stream with several parents (merged streams) is not supported")
-            self.node = ApplyNode(func if func is not None else _identity).attach(parents[0].node)
+            self.node = ApplyNode(func if func is not None else identity).attach(parents[0].node)
         elif func is None:
             self.node = RootNode()
         else:
