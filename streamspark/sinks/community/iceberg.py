@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 import pyarrow as pa
 
-from .._iceberg_namespace import ensure_namespace
+from .._iceberg_races import ensure_namespace, open_catalog
 from ..base._delivery import import_optional
 from ..base.batch import SinkBatch
 from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
@@ -144,7 +144,7 @@ class IcebergSink(BatchingSink):
 
     # -- table --------------------------------------------------------------------------------
     def setup(self) -> None:
-        self._catalog = self._config.load_catalog()
+        self._catalog = open_catalog(self._config.load_catalog)  # tasks may open a fresh catalog together
         self._client = self._load_or_create()
 
     def _default_schema_and_spec(self) -> tuple[Any, Any]:

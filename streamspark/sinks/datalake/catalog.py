@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import pyarrow as pa
 
-from .._iceberg_namespace import ensure_namespace
+from .._iceberg_races import ensure_namespace, open_catalog
 from ._layout import plain_schema
 from .storage import LakeStorage
 
@@ -127,10 +127,12 @@ class LakeCatalog:
                 if self.kind == "rest":
                     if self.auth_token:
                         props.setdefault("token", self.auth_token)
-                    self._catalog = load_catalog("streamspark-lake", type="rest", uri=self.url, **props)
+                    self._catalog = open_catalog(lambda: load_catalog("streamspark-lake", type="rest", uri=self.url, **props))
                 else:
                     warehouse = props.pop("warehouse", None) or self._sql_warehouse()
-                    self._catalog = load_catalog("streamspark-lake", type="sql", uri=self.url, warehouse=warehouse, **props)
+                    self._catalog = open_catalog(
+                        lambda: load_catalog("streamspark-lake", type="sql", uri=self.url, warehouse=warehouse, **props)
+                    )
                 ensure_namespace(self._catalog, self.namespace)
             except Exception as exc:
                 self._catalog = None
