@@ -15,7 +15,9 @@ from .models.messagecontext import MessageContext
 
 __all__ = ("message_context", "set_message_context", "copy_context", "MessageContextNotSetError")
 
-_current_message_context: ContextVar[Optional[MessageContext]] = ContextVar("message_context", default=None)
+#: the variable behind :func:`message_context`; the engine's per-record paths call its ``get``
+#: and ``set`` directly (a function frame less per record). Not part of the public API.
+current_message_context: ContextVar[Optional[MessageContext]] = ContextVar("message_context", default=None)
 
 
 class MessageContextNotSetError(StreamsparkException):
@@ -24,7 +26,7 @@ class MessageContextNotSetError(StreamsparkException):
 
 def set_message_context(context: Optional[MessageContext]) -> None:
     """Set the current message context (advanced: the engine calls it per record)."""
-    _current_message_context.set(context)
+    current_message_context.set(context)
 
 
 def message_context() -> MessageContext:
@@ -32,7 +34,7 @@ def message_context() -> MessageContext:
 
     :raises MessageContextNotSetError: when called outside of a pipeline callback.
     """
-    ctx = _current_message_context.get()
+    ctx = current_message_context.get()
     if ctx is None:
         raise MessageContextNotSetError("Message context is not set (called outside of processing?)")
     return ctx

@@ -44,7 +44,7 @@ def test_spark_task_modules_leave_the_application_layer_unimported() -> None:
     """Every fresh Spark Python worker imports these; pydantic (the Kafka connection settings)
     and the InfluxDB sink's HTTP client cost ~0.15 s there and no task needs them."""
     done = _import_first(
-        "import sys, streamspark.engine._kafka_source, streamspark.engine._task, "
+        "import sys, streamspark.engine._kafka_source, streamspark.engine.task_entry, "
         "streamspark.sinks.datalake.sink, streamspark.sinks.datalake._columnar; "
         "print(sorted(m for m in ('pydantic', 'streamspark.kafka', 'streamspark.sinks.core.influxdb3', "
         "'streamspark.app') if m in sys.modules))"

@@ -12,9 +12,10 @@ state is rebuilt exactly once from Spark's previous state version) but produces 
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
+from typing import Any
 
 from ._producers import DeliveryReports, new_task_producer
+from .task_identity import current_task
 
 __all__ = ("EosConfig", "TransactionUnit", "marker_topic_name", "marker_slots")
 
@@ -83,7 +84,7 @@ class TransactionUnit:
         # A new task attempt gets a new producer: its init_transactions() fences every earlier
         # holder of this transactional.id (another worker process may have had this slot in an
         # earlier micro-batch), so a cached producer is only reused within one task attempt.
-        attempt = _task_attempt()
+        attempt = task.attempt if (task := current_task()) is not None else -1
         cached = _producers.get(transactional_id)
         if cached is None or cached[0] != attempt:
             producer, reports = new_task_producer(
@@ -122,18 +123,3 @@ class TransactionUnit:
             except Exception as exc:  # the next init/begin fences or aborts it anyway
                 logger.warning("Could not abort a Kafka transaction: %s", exc)
             self.begun = False
-
-
-def _task_attempt() -> int:
-    from pyspark import TaskContext
-
-    tc = TaskContext.get()
-    return tc.taskAttemptId() if tc is not None else -1
-
-
-def current_batch_id() -> Optional[int]:
-    from pyspark import TaskContext
-
-    tc = TaskContext.get()
-    value = tc.getLocalProperty("streaming.sql.batchId") if tc is not None else None
-    return int(value) if value else None

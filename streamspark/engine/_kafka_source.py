@@ -368,7 +368,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if self._private.fused_plan is not None:
             # stateless pipelines run right here: records never leave this Python worker
-            from ._task import run_fused
+            from .task_entry import run_fused
 
             yield from run_fused(self._read_records(partition, pickled_headers=False), _fused_plan(self._private))
             return
@@ -615,7 +615,7 @@ class KafkaDataSource(DataSource):
 
     def schema(self) -> str:
         if self._settings().fused_plan is not None:
-            from ._task import SUMMARY_SCHEMA
+            from .summary import SUMMARY_SCHEMA
 
             return SUMMARY_SCHEMA
         if "packed_buckets" in self.options:

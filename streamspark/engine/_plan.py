@@ -30,8 +30,8 @@ class PipelinePlan:
     loglevel: Any = "INFO"
     #: exactly-once settings (``_eos.EosConfig``), None for at-least-once
     eos: Any = None
-    #: ``.final()`` time windows with built-in aggregations take a batch at a time (columnar path)
-    columnar_windows: bool = False
+    #: the names of the fast paths this run takes (``strategies.Strategies.names_for``)
+    strategies: frozenset[str] = frozenset()
     #: where ``print`` in a worker goes: the driver's stdout (``callbacks.forward_stdout``); None: the worker's own
     stdout: Optional[Callable[[str], None]] = None
 

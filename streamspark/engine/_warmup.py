@@ -63,7 +63,7 @@ class _WarmupReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[tuple[int, int]]:
         # what a task of a streaming query imports (the source, the task code, the state
         # store): loaded once here, in a worker Spark keeps for the next tasks
-        from . import _kafka_source, _task  # noqa: F401
+        from . import _kafka_source, task_entry  # noqa: F401
         from ..state import store  # noqa: F401
 
         yield (int(partition.value), os.getpid())

@@ -12,7 +12,8 @@ from typing import Any, Callable, Optional
 from ..exceptions import ProcessingError
 from ._kafka_source import packed_options, query_source, source_options
 from ._plan import PipelinePlan
-from ._task import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
+from .strategies import FUSED_SOURCE, PACKED_BUCKETS, Strategies
+from .task_entry import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
 from .bucketing import key_bucket_column, partition_bucket_column
 from .lag import LagMonitor, end_offsets, total_lag
 from .summary import SUMMARY_SCHEMA, TaskSummary
@@ -61,17 +62,9 @@ class RunLimits:
 class QueryRunner:
     """Runs one application's pipeline as one Spark Structured Streaming query."""
 
-    #: run stateless pipelines inside the Kafka source's read() (records never cross the JVM);
-    #: False gives the plain path (source rows → mapInArrow), kept to check one against the other
-    fuse_source: bool = True
-    #: compute ``.final()`` time windows with built-in aggregations a batch at a time (the
-    #: columnar path); False runs every window record by record, to check one against the other
-    columnar_windows: bool = True
-    #: stateful pipelines without a group_by: the source assigns records to state buckets and
-    #: packs them (a row per bucket and chunk reaches the shuffle, not a row per record); False
-    #: gives the plain path (a row per record, bucket computed by Spark), to check one against
-    #: the other
-    pack_buckets: bool = True
+    #: the fast paths runs may take (``engine/strategies.py``); tests name some ``plain`` to run
+    #: the plain path instead and compare the two
+    strategies: Strategies = Strategies()
 
     def __init__(
         self,
@@ -237,9 +230,9 @@ class QueryRunner:
         )
         plan = self.plan
         plan.validate()
-        plan.columnar_windows = self.columnar_windows
-        packed = self.pack_buckets and plan.stateful and not plan.group_nodes
-        fused = self.fuse_source and not plan.stateful and not plan.group_nodes
+        plan.strategies = self.strategies.names_for(plan)
+        packed = PACKED_BUCKETS.name in plan.strategies
+        fused = FUSED_SOURCE.name in plan.strategies
         # the Kafka settings and a fused plan (credentials) travel with the source's class, not
         # as options, which the query plan shows (see query_source)
         source = query_source(self.kafka_config, plan if fused else None)
@@ -424,7 +417,12 @@ class QueryRunner:
         """
         if self._source_failed:
             return  # the broker did not answer: the group keeps its last committed offsets
-        end = end_offsets(query.lastProgress)
+        try:
+            progress = query.lastProgress
+        except Exception as exc:  # Spark's JVM is gone (Ctrl+C reaches it too): nothing to read
+            logger.debug("No last progress to commit on stop: %s", exc)
+            return
+        end = end_offsets(progress)
         if not end:
             return
         from confluent_kafka import Consumer, TopicPartition

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from streamspark.engine import runner as runner_module
+from streamspark.engine.strategies import Strategies
 from streamspark.exceptions import ProcessingError
 
 
@@ -55,7 +56,7 @@ def test_fused_and_plain_paths_give_the_same_outputs(make_app, kafka, tmp_path, 
 
     results = {}
     for fused in (True, False):
-        monkeypatch.setattr(runner_module.QueryRunner, "fuse_source", fused)
+        monkeypatch.setattr(runner_module.QueryRunner, "strategies", Strategies(plain=() if fused else {"fused-source"}))
         out = kafka.new_topic()
         app = make_app(state_dir=str(tmp_path / f"state-{fused}"))
         _pipeline(app, src, out, str(tmp_path / f"sink-{fused}.csv"))
@@ -65,7 +66,7 @@ def test_fused_and_plain_paths_give_the_same_outputs(make_app, kafka, tmp_path, 
             sorted(open(tmp_path / f"sink-{fused}.csv").read().splitlines()),
             sorted((r["_key"], r["_offset"], json.dumps(r, sort_keys=True, default=str)) for r in collected),
         )
-    assert len(used) == 1, "the stateless pipeline ran fused exactly when fuse_source was on"
+    assert len(used) == 1, "the stateless pipeline ran fused exactly when the fused-source strategy was enabled"
     assert len(results[True][0]) == expected_count
     assert results[True] == results[False]
 

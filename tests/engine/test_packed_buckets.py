@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from streamspark.engine import runner as runner_module
+from streamspark.engine.strategies import Strategies
 from streamspark.engine._kafka_source import bucket_of_key, bucket_of_partition
 
 
@@ -46,7 +47,7 @@ def _produce(kafka, topic, start, n):
 
 
 def _run(make_app, src, out, state_dir, group, expected, packed, monkeypatch):
-    monkeypatch.setattr(runner_module.QueryRunner, "pack_buckets", packed)
+    monkeypatch.setattr(runner_module.QueryRunner, "strategies", Strategies(plain=() if packed else {"packed-buckets"}))
     app = make_app(state_dir=state_dir, consumer_group=group, state_buckets=4, max_records_per_partition=25)
     sdf = app.dataframe(app.topic(src, key_deserializer="str")).apply(count, stateful=True)
     sdf.to_topic(app.topic(out, key_serializer="str"))

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from streamspark import Application
-from streamspark.engine._task import TaskProcessor
+from streamspark.engine.processor import TaskProcessor
 from streamspark.models.serializers import JSONDeserializer
 from streamspark.sinks.base.exceptions import SinkBackpressureError
 from streamspark.sinks.core.list import ListSink

@@ -22,6 +22,7 @@ import pytest
 
 from streamspark import ConnectionConfig
 from streamspark.engine import runner as runner_module
+from streamspark.engine.strategies import Strategies
 from streamspark.engine._kafka_source import SourcePrivate, query_source, source_options
 from streamspark.engine._plan import PipelinePlan
 from streamspark.exceptions import ProcessingError
@@ -135,7 +136,7 @@ SHAPES = {
 def test_credentials_show_in_no_plan_log_or_checkpoint(make_app, kafka, tmp_path, monkeypatch, shape):
     pipeline, settings = SHAPES[shape]
     if shape == "stateless-plain":
-        monkeypatch.setattr(runner_module.QueryRunner, "fuse_source", False)
+        monkeypatch.setattr(runner_module.QueryRunner, "strategies", Strategies(plain={"fused-source"}))
     src, out = kafka.new_topic(partitions=2), kafka.new_topic()
     kafka.produce(
         src,

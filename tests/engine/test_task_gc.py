@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import json
 
-from streamspark.engine._task import WORKER_GC_THRESHOLDS
+from streamspark.engine.task_entry import WORKER_GC_THRESHOLDS
 
 
 def _thresholds(value):

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional, Protocol
 
-from ...context import _current_message_context
+from ...context import current_message_context
 from .exceptions import InvalidTopology
 
 __all__ = (
@@ -564,7 +564,7 @@ class WindowNode(StreamNode):
 
 def _skip_none_key() -> None:
     """Log the skip of a record without a key at a window, naming its partition and offset."""
-    ctx = _current_message_context.get()
+    ctx = current_message_context.get()
     where = f", partition='{ctx.topic}[{ctx.partition}]' offset='{ctx.offset}'." if ctx is not None else "."
     logger.warning("Skipping window processing for a message because the key is None%s", where)
 
@@ -684,7 +684,7 @@ class BatchedWindow:
         if k is None:
             _skip_none_key()
             return
-        self.buffer.append((v, k, t, h, _current_message_context.get()))
+        self.buffer.append((v, k, t, h, current_message_context.get()))
 
     def flush(self, replay: Replay) -> None:
         records, self.buffer = self.buffer, []

@@ -11,7 +11,7 @@ import logging
 import math
 from typing import Any, Callable, Optional, Protocol
 
-from ...context import _current_message_context
+from ...context import current_message_context
 from .aggregations import BaseAggregator, BaseCollector
 
 __all__ = (
@@ -159,7 +159,7 @@ class _Base:
 
     def report_late(self, value: Any, key: Any, ts: int, start: int, end: int, late_by: int) -> None:
         """Report a record too late for window ``[start, end)``: ``on_late`` decides whether it is logged."""
-        ctx = _current_message_context.get()
+        ctx = current_message_context.get()
         log = True
         if self.on_late is not None:
             log = bool(
@@ -190,7 +190,7 @@ class _Base:
 
 
 def _partition_scope() -> tuple[Any, ...]:
-    ctx = _current_message_context.get()
+    ctx = current_message_context.get()
     return ("__partition__", ctx.topic if ctx else None, ctx.partition if ctx else None)
 
 

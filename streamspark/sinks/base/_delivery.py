@@ -13,6 +13,8 @@ import importlib
 from contextvars import ContextVar
 from typing import Any, Optional
 
+from ...engine.task_identity import current_task
+
 __all__ = ("delivery_token", "set_delivery_unit", "import_optional")
 
 _unit: ContextVar[Optional[str]] = ContextVar("streamspark_delivery_unit", default=None)
@@ -29,17 +31,10 @@ def delivery_token(node: Optional[int]) -> Optional[str]:
     unit = _unit.get()
     if unit is None:
         return None
-    try:
-        from pyspark import TaskContext
-    except ImportError:  # pragma: no cover - pyspark is a dependency
+    task = current_task()
+    if task is None or task.batch_id is None:
         return None
-    tc = TaskContext.get()
-    if tc is None:
-        return None
-    batch = tc.getLocalProperty("streaming.sql.batchId")
-    if not batch:
-        return None
-    query = tc.getLocalProperty("sql.streaming.queryId") or "-"
+    query, batch = task.query_id or "-", task.batch_id
     return f"{query}/{batch}/{unit}/{node if node is not None else '-'}"
 
 

@@ -26,6 +26,7 @@ import uuid
 from itertools import islice
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from ...engine.task_identity import TaskIdentity, current_task
 from ...models.types import Headers
 from ..base.sink import BaseSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
 from ._layout import TIME_COLUMNS, plain_schema, plan_files
@@ -38,30 +39,6 @@ __all__ = ("TSDataLakeSink",)
 logger = logging.getLogger(__name__)
 
 _DEFAULT_TARGET_FILE_SIZE = 128 * 1024 * 1024
-
-
-def _task_identity() -> Optional[tuple[str, int, int]]:
-    """``(query id, batch id, spark partition)`` inside a streaming Spark task, else ``None``."""
-    try:
-        from pyspark import TaskContext
-    except ImportError:
-        return None
-    tc = TaskContext.get()
-    if tc is None:
-        return None
-    batch = tc.getLocalProperty("streaming.sql.batchId")
-    query = tc.getLocalProperty("sql.streaming.queryId")
-    if batch is None or query is None:
-        return None
-    return query, int(batch), tc.partitionId()
-
-
-def _in_spark_task() -> bool:
-    try:
-        from pyspark import TaskContext
-    except ImportError:
-        return False
-    return TaskContext.get() is not None
 
 
 class TSDataLakeSink(BaseSink):
@@ -180,7 +157,7 @@ class TSDataLakeSink(BaseSink):
         (nor import its client) here.
         """
         self.storage.check(create=self.auto_create_bucket)
-        in_task = _in_spark_task()
+        in_task = current_task() is not None
         if self.catalog.enabled and not (in_task and self._streaming):
             table = self.catalog.load_table()
             if table is not None:
@@ -246,7 +223,8 @@ class TSDataLakeSink(BaseSink):
     def flush(self) -> None:
         """Write the buffered rows (one file per Hive partition and size slice)."""
         rows, self._rows = self._rows, []
-        identity = _task_identity()
+        task = current_task()
+        identity = task if task is not None and task.streaming else None
         if not rows and not self._chunks:
             if identity is None:
                 self._after_standalone_flush([])
@@ -276,7 +254,7 @@ class TSDataLakeSink(BaseSink):
         else:
             self._written.extend(files)
 
-    def _write(self, rows: list[tuple[Any, Any, int]], identity: Optional[tuple[str, int, int]]) -> list[dict[str, Any]]:
+    def _write(self, rows: list[tuple[Any, Any, int]], identity: Optional[TaskIdentity]) -> list[dict[str, Any]]:
         import pyarrow.parquet as pq
 
         sample_rows = rows[:100] if rows else self._chunk_rows(100)
@@ -293,8 +271,8 @@ class TSDataLakeSink(BaseSink):
         if planned is None:
             planned = plan_files(rows, self.timestamp_column, self.hive_columns, self._schema, max_rows)
         if identity is not None:
-            query_id, batch_id, spark_partition = identity
-            stem = f"part-{batch_id:012d}-{query_id[:8]}-{spark_partition:05d}"
+            query = (identity.query_id or "-")[:8]
+            stem = f"part-{identity.batch_id or 0:012d}-{query}-{identity.partition:05d}"
         else:
             stem = f"part-{uuid.uuid4().hex}"
         files = []
@@ -307,7 +285,7 @@ class TSDataLakeSink(BaseSink):
                 pq.write_table(plan.table, buf)
                 self.storage.write_bytes(relative, buf.getvalue())
             else:
-                logger.info("%s exists (a replay of batch %d): keeping it", relative, identity[1])
+                logger.info("%s exists (a replay of batch %d): keeping it", relative, identity.batch_id)
             files.append({"path": relative, "schema": plan.table.schema, "rows": plan.table.num_rows})
         return files
 
@@ -317,7 +295,11 @@ class TSDataLakeSink(BaseSink):
         self._written = []
 
     def drain_for_driver(self) -> Any:
-        payload = {"files": self._written, "seen": self._seen, "query_id": (_task_identity() or (None,))[0]}
+        payload = {
+            "files": self._written,
+            "seen": self._seen,
+            "query_id": task.query_id if (task := current_task()) is not None and task.streaming else None,
+        }
         self._written, self._seen = [], set()
         return payload
 

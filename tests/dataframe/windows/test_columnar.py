@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from streamspark.context import _current_message_context, set_message_context
+from streamspark.context import current_message_context, set_message_context
 from streamspark.core.stream import compose
 from streamspark.dataframe import StreamingDataFrame
 from streamspark.dataframe.windows import Count, Max, Mean, Min, Sum
@@ -65,7 +65,7 @@ def _run(build, events, batches, columnar):
     batched = [] if columnar else None
 
     def leaf(v, k, t, h):
-        outputs.append((v, k, t, _current_message_context.get().offset))
+        outputs.append((v, k, t, current_message_context.get().offset))
 
     push = compose(pipeline._stream.root(), collect=leaf, states=store, batched=batched)
 

@@ -92,6 +92,7 @@ def test_columnar_and_general_window_paths_agree_on_spark(make_app, kafka, tmp_p
 
     from streamspark.dataframe.windows import Count, Max, Mean, Min, Sum
     from streamspark.engine import runner as runner_module
+    from streamspark.engine.strategies import Strategies
 
     src = kafka.new_topic(partitions=2)
     rnd = random.Random(7)
@@ -108,7 +109,7 @@ def test_columnar_and_general_window_paths_agree_on_spark(make_app, kafka, tmp_p
 
     outputs = {}
     for columnar in (True, False):
-        monkeypatch.setattr(runner_module.QueryRunner, "columnar_windows", columnar)
+        monkeypatch.setattr(runner_module.QueryRunner, "strategies", Strategies(plain=() if columnar else {"columnar-windows"}))
         out = kafka.new_topic()
         app = make_app(state_dir=str(tmp_path / f"state-{columnar}"), max_records_per_partition=120)
         sdf = app.dataframe(app.topic(src))

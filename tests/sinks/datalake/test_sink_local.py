@@ -13,6 +13,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from streamspark.engine.task_identity import TaskIdentity
 from streamspark.sinks.datalake import LakeCatalogError, LakeStorage, TSDataLakeSink, compact
 from streamspark.sinks.datalake.storage import CONNECTION_JSON_ENV, options_from_connection_json
 
@@ -67,7 +68,7 @@ def test_schema_evolves_and_ints_fit_a_double_column(tmp_path):
 
 def test_commit_of_a_recorded_batch_is_skipped(tmp_path):
     sink = _sink(tmp_path, hive_columns=["year"])
-    files = sink._write([({"ts_ms": T0, "v": 1}, b"k", 0)], ("query-1", 7, 0))
+    files = sink._write([({"ts_ms": T0, "v": 1}, b"k", 0)], TaskIdentity("query-1", 7, 0, 0))
     urls = [sink.storage.url(f["path"]) for f in files]
     schemas = [f["schema"] for f in files]
     assert sink.catalog.commit_files(urls, schemas, "query-1", 7) is True
@@ -76,11 +77,11 @@ def test_commit_of_a_recorded_batch_is_skipped(tmp_path):
     assert len(table.metadata.snapshots) == 1 and table.scan().to_arrow().num_rows == 1
     # the replayed task finds its file and keeps it (same deterministic name)
     before = os.path.getmtime(files[0]["path"] if False else sink.storage.path(files[0]["path"]))
-    again = sink._write([({"ts_ms": T0, "v": 1}, b"k", 0)], ("query-1", 7, 0))
+    again = sink._write([({"ts_ms": T0, "v": 1}, b"k", 0)], TaskIdentity("query-1", 7, 0, 0))
     assert again[0]["path"] == files[0]["path"]
     assert os.path.getmtime(sink.storage.path(files[0]["path"])) == before
     # a later batch of the same query commits
-    more = sink._write([({"ts_ms": T0, "v": 2}, b"k", 0)], ("query-1", 8, 0))
+    more = sink._write([({"ts_ms": T0, "v": 2}, b"k", 0)], TaskIdentity("query-1", 8, 0, 0))
     assert (
         sink.catalog.commit_files([sink.storage.url(f["path"]) for f in more], [f["schema"] for f in more], "query-1", 8) is True
     )

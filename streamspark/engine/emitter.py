@@ -1,0 +1,219 @@
+"""Where a task's outputs go: output topics (through the worker's producer or the unit's
+transaction), the group_by shuffle, sinks, and the rows collected for the driver.
+
+The compiled pipeline calls an :class:`Emitter` once per output record; ``flush_producer``
+waits for the deliveries at the end of the task and hands failed ones to
+``on_producer_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import pickle
+import time
+from typing import Any, Callable
+
+from ..models.messagecontext import MessageContext
+from ..models.rows import Row
+from ..sinks.base.sink import BaseSink
+from ..state.store import scope_key
+from ._plan import PipelinePlan
+from ._producers import DeliveryReports, new_task_producer
+from .bucketing import bucket_of_key
+from .summary import Stage
+from .task_failure import TaskFailure, skip_on_error
+
+__all__ = ("Emitter", "output_collector", "flush_producer", "plan_sinks", "task_producer")
+
+logger = logging.getLogger(__name__)
+
+#: produced messages between two polls of the producer's delivery reports
+_POLL_EVERY = 1000
+
+#: per worker process: producers (with their delivery reports) by config
+_producers: dict[str, tuple[Any, DeliveryReports]] = {}
+
+
+def task_producer(config: dict[str, Any]) -> tuple[Any, DeliveryReports]:
+    """The worker process's producer for ``config`` and the collector of its failed deliveries."""
+    key = json.dumps(config, sort_keys=True)
+    cached = _producers.get(key)
+    if cached is None:
+        cached = _producers[key] = new_task_producer(config)
+    return cached
+
+
+def plan_sinks(plan: PipelinePlan) -> list[tuple[int, BaseSink]]:
+    """``(node id, sink)`` of every sink node of the plan."""
+    return [(n.id, n.sink) for n in plan.sink_nodes()]
+
+
+class Emitter:
+    """Receives outputs of the compiled pipeline inside a task."""
+
+    def __init__(self, plan: PipelinePlan, sinks: dict[int, BaseSink], txn: Any = None) -> None:
+        self.plan = plan
+        #: the exactly-once transaction of this unit, or None (at-least-once)
+        self.txn = txn
+        self.sinks = sinks  # node id -> started instance
+        self.sink_ids = {id(obj): node_id for node_id, obj in plan_sinks(plan)}
+        #: what each sink received since its last flush, to feed it again after backpressure
+        self.replay: dict[int, list[Any]] = {node_id: [] for node_id in sinks}
+        self.producer: Any
+        self.reports: DeliveryReports
+        self.producer, self.reports = (txn.producer, txn.reports) if txn is not None else task_producer(plan.producer_config)
+        #: records re-keyed by a group_by, waiting for the shuffle (pre-shuffle stage only)
+        self.grouped: list[tuple[Any, ...]] = []
+        self.buckets = 1
+        self.ctx: MessageContext = MessageContext()
+        self.produced = 0
+        #: the ``topic_sender`` of each output topic (by object id)
+        self._senders: dict[int, Callable[[Any, Any, int, Any], None]] = {}
+
+    def _fail(self, exc: BaseException, stage: Stage) -> TaskFailure:
+        return TaskFailure(exc, stage, self.ctx.topic, self.ctx.partition, self.ctx.offset)
+
+    def to_topic(self, topic: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
+        self.topic_sender(topic)(value, key, timestamp, headers)
+
+    def topic_sender(self, topic: Any) -> Callable[[Any, Any, int, Any], None]:
+        """``send(value, key, timestamp, headers)`` to ``topic``, made once per topic (compiled
+        pipelines call it once per output record): serializes with the topic's serializers,
+        hands a serialization error to ``on_producer_error``, produces (waiting while the local
+        queue is full) and, in exactly-once mode, inside this unit's transaction."""
+        send = self._senders.get(id(topic))
+        if send is None:
+            send = self._senders[id(topic)] = self._new_sender(topic)
+        return send
+
+    def _new_sender(self, topic: Any) -> Callable[[Any, Any, int, Any], None]:
+        serialize = topic.record_serializer()
+        name = topic.name
+        producer = self.producer
+        produce = producer.produce
+        on_error = self.plan.on_producer_error
+        txn = self.txn
+
+        def send(value: Any, key: Any, timestamp: int, headers: Any) -> None:
+            if txn is not None:
+                if txn.done:
+                    return  # an earlier attempt of this batch committed these outputs
+                txn.begin()
+            try:
+                skey, svalue, out_headers = serialize(key, value, headers)
+            except Exception as exc:
+                ctx = self.ctx
+                if not skip_on_error(
+                    on_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PRODUCER, ctx.topic, ctx.partition, ctx.offset
+                ):
+                    raise self._fail(exc, Stage.PRODUCER) from exc
+                return
+            timestamp = timestamp or 0  # 0 (also for None): the producer stamps the message
+            while True:
+                try:
+                    produce(name, svalue, skey, headers=out_headers or None, timestamp=timestamp)
+                    break
+                except BufferError:  # the local queue is full: let deliveries drain
+                    producer.poll(0.5)
+            # serve delivery reports now and then (each poll is a call into librdkafka); the
+            # flush at the end of the task waits for the rest
+            self.produced += 1
+            if not self.produced % _POLL_EVERY:
+                producer.poll(0)
+
+        return send
+
+    def to_group(self, node: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
+        ctx = self.ctx
+        try:
+            bucket = bucket_of_key(scope_key(key), self.buckets)
+            row = (
+                bucket,
+                node.id,
+                pickle.dumps(key),
+                pickle.dumps(value),
+                timestamp,
+                pickle.dumps(headers) if headers else None,
+                ctx.topic,
+                ctx.partition,
+                ctx.offset,
+            )
+        except Exception as exc:
+            raise self._fail(exc, Stage.GROUP_BY) from exc
+        self.grouped.append(row)
+
+    def to_sink(self, sink: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
+        node_id = self.sink_ids[id(sink)]
+        ctx = self.ctx
+        args = (value, key, timestamp, headers, ctx.topic, ctx.partition, ctx.offset)
+        self.replay[node_id].append(args)
+        self.sinks[node_id].add(*args)
+
+
+def output_collector(plan: PipelinePlan, emitter: Emitter, out: list[Any], counter: list[int]) -> Any:
+    if not plan.collect:
+
+        def count_only(v: Any, k: Any, t: int, h: Any) -> None:
+            counter[0] += 1
+
+        return count_only
+    if plan.metadata:
+
+        def collect_meta(v: Any, k: Any, t: int, h: Any) -> None:
+            counter[0] += 1
+            ctx = emitter.ctx
+            out.append(
+                {
+                    **(v if isinstance(v, dict) else {"_value": v}),
+                    "_key": k,
+                    "_timestamp": t,
+                    "_headers": h,
+                    "_topic": ctx.topic,
+                    "_partition": ctx.partition,
+                    "_offset": ctx.offset,
+                }
+            )
+
+        return collect_meta
+
+    def collect(v: Any, k: Any, t: int, h: Any) -> None:
+        counter[0] += 1
+        out.append(v)
+
+    return collect
+
+
+def flush_producer(emitter: Emitter, plan: PipelinePlan) -> None:
+    """Wait for every produced message; hand each failed delivery to ``on_producer_error``.
+
+    A failed delivery is reported as the message that was sent (serialized key and value, the
+    output topic and partition in its context; no offset), as the reference does not know
+    which input produced it either.
+    """
+    producer = emitter.producer
+    if producer is None:
+        return
+    deadline = time.monotonic() + 120
+    while producer.flush(1.0) > 0:
+        if time.monotonic() > deadline:
+            raise TaskFailure(
+                TimeoutError("Kafka producer could not deliver messages within 120s"), Stage.PRODUCER, None, None, None
+            )
+    for err, msg in emitter.reports.take():
+        from ..kafka.exceptions import KafkaProducerDeliveryError
+
+        key, value, headers = msg.key(), msg.value(), msg.headers()
+        timestamp = msg.timestamp()[1]
+        exc = KafkaProducerDeliveryError(err, msg.topic(), msg.partition(), key)
+        ctx = MessageContext(msg.topic(), msg.partition(), None, len(value or b""), None, key, timestamp, headers)
+        if not skip_on_error(
+            plan.on_producer_error,
+            exc,
+            Row(value, key, timestamp, ctx, headers),
+            Stage.PRODUCER,
+            msg.topic(),
+            msg.partition(),
+            None,
+        ):
+            raise TaskFailure(exc, Stage.PRODUCER, msg.topic(), msg.partition(), None)

@@ -1,0 +1,368 @@
+"""The processing of one Spark task: records in, outputs emitted, sinks and producer flushed,
+one :class:`~streamspark.engine.summary.TaskSummary` out.
+
+The Spark entry points (``task_entry.py``) build a :class:`TaskProcessor` per task (or per
+state bucket) and feed it records.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import time
+from typing import Any, Iterable, Optional
+
+from ..context import current_message_context, set_message_context
+from ..core.stream import compose
+from ..models.messagecontext import MessageContext
+from ..models.rows import RawMessage, Row
+from ..sinks.base._delivery import set_delivery_unit
+from ..sinks.base.exceptions import SinkBackpressureError
+from ..sinks.base.sink import BaseSink
+from ._plan import PipelinePlan
+from .callbacks import flush_stdout
+from .emitter import Emitter, flush_producer, output_collector, plan_sinks
+from .strategies import COLUMNAR_WINDOWS
+from .summary import Stage, TaskError, TaskSummary
+from .task_failure import TaskFailure, skip_on_error
+from .task_identity import current_task
+
+__all__ = ("TaskProcessor", "RawRecords")
+
+logger = logging.getLogger(__name__)
+
+#: ``set_message_context`` without its wrapper frame (called once per record)
+set_context = current_message_context.set
+
+#: per worker process: started sinks by (run id, node id)
+_sinks: dict[tuple[str, int], BaseSink] = {}
+
+
+class RawRecords(list):  # type: ignore[type-arg]
+    """Source records a sink took as one chunk of raw JSON values (``BaseSink.add_raw_json``):
+    what the sink replay holds for them."""
+
+
+def raw_json_sinks(plan: PipelinePlan, sinks: dict[int, BaseSink]) -> dict[str, tuple[int, BaseSink]]:
+    """Topics whose records go straight into a sink that takes raw JSON chunks (no step
+    between, nothing collected), with that sink's node id and instance."""
+    found: dict[str, tuple[int, BaseSink]] = {}
+    if plan.collect:
+        return found
+    for name, root in plan.roots.items():
+        if len(root.children) != 1 or root.children[0].kind != "sink" or root.children[0].children:
+            continue
+        node_id = root.children[0].id
+        sink = sinks.get(node_id)
+        if sink is not None and type(sink).add_raw_json is not BaseSink.add_raw_json and plan.topics[name].raw_json_values():
+            found[name] = (node_id, sink)
+    return found
+
+
+def started_sinks(plan: PipelinePlan) -> dict[int, BaseSink]:
+    sinks = {}
+    for ordinal, (node_id, obj) in enumerate(plan_sinks(plan)):
+        cached = _sinks.get((plan.run_id, node_id))
+        if cached is None:
+            obj.sink_position = ordinal  # stable across restarts (node ids are process-wide counters)
+            obj.start()
+            cached = _sinks[(plan.run_id, node_id)] = obj
+        sinks[node_id] = cached
+    return sinks
+
+
+def open_transaction(plan: PipelinePlan, stage: str, spark_partition: int, bucket: Optional[int]) -> Any:
+    """The exactly-once transaction of this task's unit (its partition, or its state bucket)."""
+    from ._eos import TransactionUnit
+
+    eos = plan.eos
+    assert eos is not None
+    task = current_task()
+    batch_id = task.batch_id if task is not None else None
+    if batch_id is None:
+        raise RuntimeError("exactly-once needs the micro-batch id, which this Spark task does not have")
+    slot = bucket if bucket is not None else eos.task_slot(spark_partition)
+    txid = f"streamspark-{eos.consumer_group}-{stage}-{spark_partition}"
+    return TransactionUnit(eos, plan.producer_config, txid, slot, batch_id)
+
+
+class TaskProcessor:
+    """Processes records inside one Spark task and reports one summary.
+
+    Usage: ``process(columns)`` for each Arrow batch (as ``to_pydict()`` columns), then
+    ``finish()``, which flushes sinks (retrying a sink after backpressure with the same
+    records), then the producer, and returns the summary row. Any unhandled error stops
+    processing and is reported in the summary instead of failing the Spark task.
+    """
+
+    def __init__(
+        self,
+        plan: PipelinePlan,
+        spark_partition: int,
+        states: Any = None,
+        stage: str = "all",
+        buckets: int = 1,
+        bucket: Optional[int] = None,
+    ) -> None:
+        """:param stage: ``"all"`` runs whole pipelines; ``"pre"`` stops at group_by nodes
+        (their records go to ``emitter.grouped``); ``"post"`` runs what is below group_by
+        nodes on re-keyed records (see :meth:`process_grouped`)."""
+        self.plan = plan
+        self.spark_partition = spark_partition
+        self.unit = f"{stage}-{bucket if bucket is not None else spark_partition}"
+        self.collected: list[Any] = []
+        self.counter = [0]
+        self.input_count = 0
+        self.skipped = 0
+        self.error: Optional[TaskError] = None
+        self.sinks: dict[int, BaseSink] = {}
+        self.emitter: Optional[Emitter] = None
+        self.pushes: dict[str, Any] = {}
+        self.group_pushes: dict[int, Any] = {}
+        #: topics whose chunks of records go to a sink whole, as raw JSON (see ``_sink_raw``)
+        self.raw_sinks: dict[str, tuple[int, BaseSink]] = {}
+        self.txn: Any = None
+        #: windows computed a batch at a time (the columnar path), flushed after each batch; only
+        #: with one input tree, or the outputs of the trees would reorder against each other
+        single_tree = len(plan.roots) == 1 and len(plan.group_nodes) <= 1
+        self.batched: Optional[list[Any]] = [] if COLUMNAR_WINDOWS.name in plan.strategies and single_tree else None
+        try:
+            self.sinks = started_sinks(plan)
+            if plan.eos is not None:
+                self.txn = open_transaction(plan, stage, spark_partition, bucket)
+            self.emitter = Emitter(plan, self.sinks, self.txn)
+            self.emitter.buckets = buckets
+            leaf = output_collector(plan, self.emitter, self.collected, self.counter)
+            if stage == "post":
+                self.group_pushes = {
+                    node.id: compose(node, collect=leaf, emitter=self.emitter, states=states, below=True, batched=self.batched)
+                    for node in plan.group_nodes
+                }
+            else:
+                if stage == "all":
+                    self.raw_sinks = raw_json_sinks(plan, self.sinks)
+                self.pushes = {
+                    name: compose(
+                        root, collect=leaf, emitter=self.emitter, states=states, split_groups=stage == "pre", batched=self.batched
+                    )
+                    for name, root in plan.roots.items()
+                }
+        except Exception as exc:  # sink setup, producer creation
+            self.abandon(TaskFailure(exc, Stage.SETUP, None, None, None))
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    def abandon(self, fatal: TaskFailure) -> None:
+        """Give up the task's work after ``fatal``: abort its transaction, drop what its sinks
+        hold, and keep the error for the summary."""
+        if self.txn is not None:
+            self.txn.abort()
+        for sink in self.sinks.values():
+            sink.on_paused()
+            if sink.collects_to_driver:
+                sink.drain_for_driver()
+        self.error = TaskError.of(fatal.exc, fatal.stage, fatal.topic, fatal.partition, fatal.offset)
+
+    def process(self, records: Iterable[tuple[Any, ...]]) -> None:
+        """Process source records, each a tuple in the Kafka source's column order
+        (topic, partition, offset, timestamp, timestamp type, key, value, headers)."""
+        if self.error is not None:
+            return
+        try:
+            if self.raw_sinks and records.__class__ is list and records:
+                target = self.raw_sinks.get(records[0][0])  # type: ignore[index]
+                if target is not None and self._sink_raw(records, *target):  # type: ignore[arg-type]
+                    return
+            self._process(records)
+            self._flush_batched()
+        except TaskFailure as fatal:
+            self.abandon(fatal)
+
+    def _flush_batched(self) -> None:
+        """Compute the windows that took the whole batch (downstream ones last)."""
+        batched = self.batched
+        if not batched:
+            return
+        while any(window.buffer for window in batched):
+            # compose registers a window before the windows upstream of it
+            for window in reversed(batched):
+                window.flush(self._replay)
+
+    def _replay(self, ctx: MessageContext, value: Any, key: Any, timestamp: int, headers: Any, push: Any) -> None:
+        """Run ``push`` for a record under its message context (now, or later for the windows
+        that take a whole batch); apply ``on_processing_error``."""
+        self.emitter.ctx = ctx  # type: ignore[union-attr]  # set whenever records are processed
+        set_context(ctx)
+        try:
+            push(value, key, timestamp, headers)
+        except TaskFailure:
+            raise
+        except Exception as exc:
+            if not skip_on_error(
+                self.plan.on_processing_error,
+                exc,
+                Row(value, key, timestamp, ctx, headers),
+                Stage.PROCESSING,
+                ctx.topic,
+                ctx.partition,
+                ctx.offset,
+            ):
+                raise TaskFailure(exc, Stage.PROCESSING, ctx.topic, ctx.partition, ctx.offset) from exc
+            self.skipped += 1
+
+    def _sink_raw(self, records: list[tuple[Any, ...]], node_id: int, sink: BaseSink) -> bool:
+        """Give a chunk of one topic's records to the sink as raw JSON values; False when the
+        sink refuses it (the records then take the per-record path)."""
+        topics, parts, offsets, stamps, _, keys, values, _ = zip(*records)
+        if topics.count(topics[0]) != len(topics):
+            return False
+        try:
+            taken = sink.add_raw_json(values, keys, stamps)
+        except Exception as exc:
+            raise TaskFailure(exc, Stage.SINK, topics[0], parts[0], offsets[0]) from exc
+        if not taken:
+            return False
+        assert self.emitter is not None
+        self.emitter.replay[node_id].append(RawRecords(records))
+        self.input_count += len(records)
+        self.counter[0] += len(records)
+        on_processed = self.plan.on_message_processed
+        if on_processed is not None:
+            for tname, part, offset in zip(topics, parts, offsets):
+                on_processed(tname, part, offset)
+        return True
+
+    def _resend_raw(self, sink: BaseSink, records: RawRecords) -> None:
+        """Feed a sink again the records it took as a raw chunk (after backpressure)."""
+        topics, parts, offsets, stamps, _, keys, values, _ = zip(*records)
+        if sink.add_raw_json(values, keys, stamps):
+            return
+        deserialize = self.plan.topics[topics[0]].record_deserializer()
+        for tname, part, offset, stamp, stamp_type, key, value, headers in records:
+            for v, k, t in deserialize(value, key, headers, stamp, stamp_type):
+                sink.add(v, k, t, headers, tname, part, offset)
+
+    def _process(self, records: Iterable[tuple[Any, ...]]) -> None:
+        plan = self.plan
+        on_processed = plan.on_message_processed
+        replay = self._replay
+        current = None
+        deserialize: Any = None
+        push: Any = None
+        n = 0
+        try:
+            for tname, part, offset, stamp, stamp_type, key, value, raw_headers in records:
+                n += 1
+                if tname != current:
+                    current = tname
+                    deserialize = plan.topics[tname].record_deserializer()
+                    push = self.pushes[tname]
+                # pickled when the records crossed the JVM, a list when read in this process (fused)
+                headers = (pickle.loads(raw_headers) if raw_headers.__class__ is bytes else raw_headers) if raw_headers else None
+                try:
+                    rows = deserialize(value, key, headers, stamp, stamp_type)
+                except Exception as exc:
+                    raw = RawMessage(tname, part, offset, key, value, headers, stamp, stamp_type)
+                    if skip_on_error(plan.on_consumer_error, exc, raw, Stage.CONSUMER, tname, part, offset):
+                        self.skipped += 1
+                        continue
+                    raise TaskFailure(exc, Stage.CONSUMER, tname, part, offset) from exc
+                for v, k, t in rows:
+                    # positional: (key, topic, partition, offset, size, timestamp, headers)
+                    replay(MessageContext(tname, part, offset, 0, None, k, t, headers), v, k, t, headers, push)
+                if on_processed is not None:
+                    on_processed(tname, part, offset)
+        finally:
+            self.input_count += n
+
+    def process_grouped(self, rows: list[tuple[Any, ...]]) -> None:
+        """Run re-keyed records ``(group node id, key, value, ts, headers, topic, partition, offset)``."""
+        if self.error is not None:
+            return
+        try:
+            for node_id, key, value, timestamp, headers, tname, part, offset in rows:
+                self._replay(
+                    MessageContext(tname, part, offset, 0, None, key, timestamp, headers),
+                    value,
+                    key,
+                    timestamp,
+                    headers,
+                    self.group_pushes[node_id],
+                )
+            self._flush_batched()
+        except TaskFailure as fatal:
+            self.abandon(fatal)
+
+    def run_tickers(self, tickers: list[Any], now_ms: int) -> None:
+        """Run the timer callbacks of windows (closing quiet keys); their outputs flow downstream."""
+        if self.error is not None or not tickers:
+            return
+        ctx = MessageContext(key=None, topic="", partition=-1, offset=-1, size=0, timestamp=now_ms, headers=None)
+        assert self.emitter is not None
+        self.emitter.ctx = ctx
+        set_message_context(ctx)
+        try:
+            for tick in tickers:
+                tick(now_ms)
+        except TaskFailure as fatal:
+            self.abandon(fatal)
+        except Exception as exc:
+            self.abandon(TaskFailure(exc, Stage.PROCESSING, None, None, None))
+
+    def _flush_sink(self, node_id: int, sink: BaseSink) -> None:
+        """Flush; after ``SinkBackpressureError`` drop, wait ``retry_after`` and feed the same records again."""
+        assert self.emitter is not None
+        records = self.emitter.replay[node_id]
+        while True:
+            try:
+                sink.flush()
+                break
+            except SinkBackpressureError as exc:
+                sink.on_paused()
+                logger.info(
+                    "Sink %s asked for backpressure: retrying %d record(s) in %.1fs",
+                    type(sink).__name__,
+                    len(records),
+                    exc.retry_after,
+                )
+                time.sleep(max(exc.retry_after, 0.0))
+                for args in records:
+                    if args.__class__ is RawRecords:
+                        self._resend_raw(sink, args)
+                    else:
+                        sink.add(*args)
+            except Exception as exc:
+                raise TaskFailure(exc, Stage.SINK, None, None, None) from exc
+        records.clear()
+
+    def finish(self, payloads: Optional[dict[int, Any]] = None) -> TaskSummary:
+        """Flush sinks then the producer (the commit order); return the task's summary."""
+        flush_stdout()
+        sink_payloads: dict[int, Any] = {}
+        if self.error is None and self.emitter is not None:
+            try:
+                set_delivery_unit(self.unit)
+                for node_id, sink in self.sinks.items():
+                    self._flush_sink(node_id, sink)
+                    if sink.collects_to_driver:
+                        sink_payloads[node_id] = sink.drain_for_driver()
+                flush_producer(self.emitter, self.plan)
+                if self.txn is not None:
+                    try:
+                        self.txn.commit()
+                    except Exception as exc:
+                        raise TaskFailure(exc, Stage.PRODUCER, None, None, None) from exc
+            except TaskFailure as fatal:
+                self.abandon(fatal)
+                sink_payloads = {}
+        return TaskSummary(
+            spark_partition=self.spark_partition,
+            input_count=self.input_count,
+            output_count=self.counter[0],
+            skipped=self.skipped,
+            collected=self.collected if self.collected and self.error is None else None,
+            sink_payloads=sink_payloads or None,
+            error=self.error,
+        )

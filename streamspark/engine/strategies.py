@@ -1,0 +1,113 @@
+"""Fast paths: faster ways to run a part of a plan, each with the plain path it must match.
+
+A strategy says where it applies (a predicate over the plan, or over one node for node-level
+strategies) and names the test that runs it against its plain path on the same input. The
+query runner asks :meth:`Strategies.uses` before taking a fast path; disabling a strategy
+(``Strategies(plain={...})``) gives the plain path, which is how the tests compare the two.
+
+>>> from streamspark.engine.strategies import Strategies, FUSED_SOURCE
+>>> Strategies().enabled(FUSED_SOURCE)
+True
+>>> Strategies(plain={"fused-source"}).enabled(FUSED_SOURCE)
+False
+>>> Strategies(plain={"no-such-path"})
+Traceback (most recent call last):
+...
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['columnar-windows', 'fused-source', 'packed-buckets']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from ..core.stream.nodes import StreamNode, WindowNode
+
+if TYPE_CHECKING:
+    from ._plan import PipelinePlan
+
+__all__ = ("Strategy", "Strategies", "FUSED_SOURCE", "PACKED_BUCKETS", "COLUMNAR_WINDOWS", "STRATEGIES")
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A fast path.
+
+    :param name: how tests and ``Strategies(plain=...)`` name it.
+    :param applies: whether the plan can take it (plan-level strategies).
+    :param node_applies: for node-level strategies, whether one node can take it (the node
+        then compiles its fast form when the plan's strategies include this one).
+    :param plain: what runs instead.
+    :param checked_by: the test module that runs both paths on the same input.
+    """
+
+    name: str
+    applies: Callable[["PipelinePlan"], bool]
+    plain: str
+    checked_by: str
+    node_applies: Callable[[StreamNode], bool] | None = None
+
+
+def _stateless(plan: "PipelinePlan") -> bool:
+    return not plan.stateful and not plan.group_nodes
+
+
+def _stateful_without_group_by(plan: "PipelinePlan") -> bool:
+    return plan.stateful and not plan.group_nodes
+
+
+def _columnar_window(node: StreamNode) -> bool:
+    return isinstance(node, WindowNode) and node.processor.columnar(node.emit) is not None
+
+
+#: a stateless pipeline runs inside the Kafka source's ``read()``: records never cross the JVM
+FUSED_SOURCE = Strategy(
+    name="fused-source",
+    applies=_stateless,
+    plain="source rows -> mapInArrow(run_task)",
+    checked_by="tests/engine/test_fused_source.py",
+)
+
+#: a stateful pipeline without group_by: the source assigns records to state buckets and packs
+#: them (a row per bucket and chunk reaches the shuffle, not a row per record)
+PACKED_BUCKETS = Strategy(
+    name="packed-buckets",
+    applies=_stateful_without_group_by,
+    plain="a row per record, its bucket computed by Spark",
+    checked_by="tests/engine/test_packed_buckets.py",
+)
+
+#: ``.final()`` time windows with built-in aggregations are computed a batch at a time
+COLUMNAR_WINDOWS = Strategy(
+    name="columnar-windows",
+    applies=lambda plan: any(_columnar_window(node) for node in plan.window_nodes()),
+    plain="every window record by record",
+    checked_by="tests/dataframe/windows/test_windows_e2e.py",
+    node_applies=_columnar_window,
+)
+
+STRATEGIES: tuple[Strategy, ...] = (FUSED_SOURCE, PACKED_BUCKETS, COLUMNAR_WINDOWS)
+
+
+class Strategies:
+    """The fast paths a run may take: all of them unless named in ``plain``."""
+
+    def __init__(self, plain: Iterable[str] = ()) -> None:
+        self.plain = frozenset(plain)
+        unknown = sorted(self.plain - {s.name for s in STRATEGIES})
+        if unknown:
+            raise ValueError(f"Unknown fast path(s) {unknown}: known are {sorted(s.name for s in STRATEGIES)}")
+
+    def enabled(self, strategy: Strategy) -> bool:
+        return strategy.name not in self.plain
+
+    def uses(self, strategy: Strategy, plan: "PipelinePlan") -> bool:
+        """Whether ``plan`` runs ``strategy``: enabled here and applicable to the plan."""
+        return self.enabled(strategy) and strategy.applies(plan)
+
+    def names_for(self, plan: "PipelinePlan") -> frozenset[str]:
+        """The strategies ``plan`` takes (what the plan carries to the tasks)."""
+        return frozenset(s.name for s in STRATEGIES if self.uses(s, plan))
+
+    def __repr__(self) -> str:
+        return f"Strategies(plain={sorted(self.plain)})"

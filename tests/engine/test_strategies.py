@@ -1,0 +1,59 @@
+"""The fast-path registry (engine/strategies.py): where each strategy applies, and that each
+names a test comparing it with its plain path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from streamspark.dataframe.windows import Count, Mean
+from streamspark.engine.strategies import COLUMNAR_WINDOWS, FUSED_SOURCE, PACKED_BUCKETS, STRATEGIES, Strategies
+
+from .plans import plan_of
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_stateless_pipeline_takes_the_fused_source_only():
+    plan = plan_of(lambda app, sdf: sdf.apply(lambda v: v).to_topic(app.topic("out")))
+    assert Strategies().names_for(plan) == {FUSED_SOURCE.name}
+
+
+def test_a_stateful_pipeline_takes_packed_buckets():
+    plan = plan_of(lambda app, sdf: sdf.apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
+    assert Strategies().names_for(plan) == {PACKED_BUCKETS.name}
+
+
+def test_a_final_window_with_built_in_aggregations_takes_columnar_windows():
+    plan = plan_of(lambda app, sdf: sdf.tumbling_window(1000).agg(n=Count(), avg=Mean("v")).final().to_topic(app.topic("out")))
+    assert Strategies().names_for(plan) == {PACKED_BUCKETS.name, COLUMNAR_WINDOWS.name}
+    window = plan.window_nodes()[0]
+    assert COLUMNAR_WINDOWS.node_applies is not None and COLUMNAR_WINDOWS.node_applies(window)
+
+
+def test_a_current_window_has_no_columnar_form():
+    plan = plan_of(lambda app, sdf: sdf.tumbling_window(1000).agg(n=Count()).current().to_topic(app.topic("out")))
+    assert COLUMNAR_WINDOWS.name not in Strategies().names_for(plan)
+
+
+def test_a_group_by_pipeline_takes_no_fast_path():
+    plan = plan_of(lambda app, sdf: sdf.group_by("g").apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
+    assert Strategies().names_for(plan) == frozenset()
+
+
+def test_naming_a_strategy_plain_turns_it_off():
+    plan = plan_of(lambda app, sdf: sdf.apply(lambda v: v).to_topic(app.topic("out")))
+    assert Strategies(plain={"fused-source"}).names_for(plan) == frozenset()
+
+
+def test_an_unknown_strategy_name_is_refused():
+    with pytest.raises(ValueError, match="Unknown fast path"):
+        Strategies(plain={"turbo"})
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: s.name)
+def test_every_strategy_names_an_existing_test_of_both_paths(strategy):
+    test_file = ROOT / strategy.checked_by
+    assert test_file.is_file(), strategy.checked_by
+    assert f'"{strategy.name}"' in test_file.read_text(), f"{strategy.checked_by} does not run the plain path of {strategy.name}"
