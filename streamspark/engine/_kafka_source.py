@@ -158,6 +158,9 @@ class _KafkaStreamReader(DataSourceStreamReader):
         #: whether buckets follow Kafka partitions rather than message keys
         self._packed: Optional[int] = int(options["packed_buckets"]) if "packed_buckets" in options else None
         self._bucket_by_partition = options.get("bucket_by") == "partition"
+        #: the end bucket of each shuffle partition: every task emits an empty row for each
+        #: (see ``ProducerFlush``)
+        self._end_buckets: list[int] = json.loads(options.get("end_buckets", "[]"))
         #: topics whose records meet in timestamp order: their batches end at a common time
         self._aligned: frozenset[str] = frozenset(json.loads(options.get("aligned_topics", "[]")))
         self._consumer: Any = None
@@ -409,6 +412,17 @@ class _KafkaStreamReader(DataSourceStreamReader):
                 ],
                 schema=PACKED_ARROW,
             )
+        if self._end_buckets:
+            ends = len(self._end_buckets)
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array(self._end_buckets, pa.int64()),
+                    pa.array([-1] * ends, pa.int32()),
+                    pa.array([-1] * ends, pa.int64()),
+                    pa.array([b""] * ends, pa.binary()),
+                ],
+                schema=PACKED_ARROW,
+            )
 
     def _read_records(self, partition: InputPartition, pickled_headers: bool) -> Iterator[list[tuple[Any, ...]]]:
         """The task's records, range after range, ``_ROWS_PER_ARROW_BATCH`` at a time (a chunk
@@ -561,10 +575,13 @@ def _fused_plan(private: SourcePrivate) -> Any:
     return plan
 
 
-def packed_options(buckets: int, by_partition: bool) -> dict[str, str]:
+def packed_options(buckets: int, by_partition: bool, end_buckets: Sequence[int] = ()) -> dict[str, str]:
     """Source options for packed rows per state bucket (``buckets`` buckets, by message key or
-    by Kafka partition)."""
-    return {"packed_buckets": str(buckets), "bucket_by": "partition" if by_partition else "key"}
+    by Kafka partition), and an empty row for each end bucket when given."""
+    options = {"packed_buckets": str(buckets), "bucket_by": "partition" if by_partition else "key"}
+    if end_buckets:
+        options["end_buckets"] = json.dumps(list(end_buckets))
+    return options
 
 
 def query_source(kafka_config: dict[str, Any], fused_plan: Any = None) -> type["KafkaDataSource"]:

@@ -32,6 +32,9 @@ class PipelinePlan:
     eos: Any = None
     #: the names of the fast paths this run takes (``strategies.Strategies.names_for``)
     strategies: frozenset[str] = frozenset()
+    #: the end bucket of each shuffle partition (``bucketing.end_buckets``) when the state
+    #: buckets leave their producer flush to it (the ``one-flush-per-partition`` strategy)
+    end_buckets: tuple[int, ...] = ()
     #: where ``print`` in a worker goes: the driver's stdout (``callbacks.forward_stdout``); None: the worker's own
     stdout: Optional[Callable[[str], None]] = None
 

@@ -9,6 +9,14 @@ same number, so both forms live here and are checked against each other by the t
 (19, 0)
 >>> bucket_of_partition("readings", 3, 64)
 9
+
+Spark sends the rows of a state bucket to the shuffle partition :func:`spark_partition_of`
+gives, and a task runs its buckets in ascending order. An *end bucket* (:func:`end_buckets`)
+is a bucket number above every state bucket, one per shuffle partition, that holds no state:
+it runs last in its partition's task (see ``ProducerFlush``).
+
+>>> spark_partition_of(5, 4), end_buckets(4)
+(0, (1099511627782, 1099511627776, 1099511627777, 1099511627778))
 """
 
 from __future__ import annotations
@@ -16,7 +24,21 @@ from __future__ import annotations
 import zlib
 from typing import Any, Optional
 
-__all__ = ("bucket_of_key", "bucket_of_partition", "key_bucket_column", "partition_bucket_column")
+__all__ = (
+    "bucket_of_key",
+    "bucket_of_partition",
+    "key_bucket_column",
+    "partition_bucket_column",
+    "spark_partition_of",
+    "end_buckets",
+    "is_end_bucket",
+    "END_BUCKET_BASE",
+)
+
+#: the first end bucket number: above any ``state_buckets`` a run may have
+END_BUCKET_BASE = 1 << 40
+
+_M32 = 0xFFFFFFFF
 
 
 def bucket_of_key(key: Optional[bytes], buckets: int) -> int:
@@ -43,3 +65,49 @@ def partition_bucket_column(buckets: int) -> Any:
     from pyspark.sql import functions as F
 
     return F.pmod(F.crc32(F.concat_ws(":", F.col("topic"), F.col("partition").cast("string"))), F.lit(buckets))
+
+
+def _mix_k1(k1: int) -> int:
+    k1 = (k1 * 0xCC9E2D51) & _M32
+    k1 = ((k1 << 15) | (k1 >> 17)) & _M32
+    return (k1 * 0x1B873593) & _M32
+
+
+def _mix_h1(h1: int, k1: int) -> int:
+    h1 ^= k1
+    h1 = ((h1 << 13) | (h1 >> 19)) & _M32
+    return (h1 * 5 + 0xE6546B64) & _M32
+
+
+def _spark_hash_long(value: int, seed: int = 42) -> int:
+    """Spark's ``hash()`` (Murmur3 x86 32-bit, seed 42) of a bigint, as a signed int."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    h1 = _mix_h1(_mix_h1(seed, _mix_k1(value & _M32)), _mix_k1(value >> 32))
+    h1 ^= 8
+    h1 ^= h1 >> 16
+    h1 = (h1 * 0x85EBCA6B) & _M32
+    h1 ^= h1 >> 13
+    h1 = (h1 * 0xC2B2AE35) & _M32
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 >= 1 << 31 else h1
+
+
+def spark_partition_of(bucket: int, partitions: int) -> int:
+    """The shuffle partition Spark sends the rows of ``bucket`` (a bigint group key) to:
+    ``pmod(hash(bucket), partitions)``, Spark's hash partitioning."""
+    return _spark_hash_long(bucket) % partitions
+
+
+def end_buckets(partitions: int) -> tuple[int, ...]:
+    """One end bucket per shuffle partition (index: the partition): the smallest number from
+    :data:`END_BUCKET_BASE` up that Spark sends to that partition."""
+    found: dict[int, int] = {}
+    candidate = END_BUCKET_BASE
+    while len(found) < partitions:
+        found.setdefault(spark_partition_of(candidate, partitions), candidate)
+        candidate += 1
+    return tuple(found[p] for p in range(partitions))
+
+
+def is_end_bucket(bucket: int) -> bool:
+    return bucket >= END_BUCKET_BASE

@@ -184,14 +184,13 @@ def output_collector(plan: PipelinePlan, emitter: Emitter, out: list[Any], count
     return collect
 
 
-def flush_producer(emitter: Emitter, plan: PipelinePlan) -> None:
+def flush_producer(producer: Any, reports: DeliveryReports, plan: PipelinePlan) -> None:
     """Wait for every produced message; hand each failed delivery to ``on_producer_error``.
 
     A failed delivery is reported as the message that was sent (serialized key and value, the
     output topic and partition in its context; no offset), as the reference does not know
     which input produced it either.
     """
-    producer = emitter.producer
     if producer is None:
         return
     deadline = time.monotonic() + 120
@@ -200,7 +199,7 @@ def flush_producer(emitter: Emitter, plan: PipelinePlan) -> None:
             raise TaskFailure(
                 TimeoutError("Kafka producer could not deliver messages within 120s"), Stage.PRODUCER, None, None, None
             )
-    for err, msg in emitter.reports.take():
+    for err, msg in reports.take():
         from ..kafka.exceptions import KafkaProducerDeliveryError
 
         key, value, headers = msg.key(), msg.value(), msg.headers()

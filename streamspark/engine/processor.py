@@ -23,7 +23,7 @@ from ._plan import PipelinePlan
 from .callbacks import flush_stdout
 from .emitter import Emitter, flush_producer, output_collector, plan_sinks
 from .strategies import COLUMNAR_WINDOWS
-from .summary import Stage, TaskError, TaskSummary
+from .summary import ProducerFlush, Stage, TaskError, TaskSummary
 from .task_failure import TaskFailure, skip_on_error
 from .task_identity import current_task
 
@@ -103,11 +103,15 @@ class TaskProcessor:
         stage: str = "all",
         buckets: int = 1,
         bucket: Optional[int] = None,
+        defer_producer_flush: bool = False,
     ) -> None:
         """:param stage: ``"all"`` runs whole pipelines; ``"pre"`` stops at group_by nodes
         (their records go to ``emitter.grouped``); ``"post"`` runs what is below group_by
-        nodes on re-keyed records (see :meth:`process_grouped`)."""
+        nodes on re-keyed records (see :meth:`process_grouped`).
+        :param defer_producer_flush: leave waiting for the deliveries to the end bucket of this
+            Spark partition (at-least-once only; see ``ProducerFlush.DEFERRED``)."""
         self.plan = plan
+        self.defer_producer_flush = defer_producer_flush and plan.eos is None
         self.spark_partition = spark_partition
         self.unit = f"{stage}-{bucket if bucket is not None else spark_partition}"
         self.collected: list[Any] = []
@@ -348,7 +352,8 @@ class TaskProcessor:
                     self._flush_sink(node_id, sink)
                     if sink.collects_to_driver:
                         sink_payloads[node_id] = sink.drain_for_driver()
-                flush_producer(self.emitter, self.plan)
+                if not self.defer_producer_flush:
+                    flush_producer(self.emitter.producer, self.emitter.reports, self.plan)
                 if self.txn is not None:
                     try:
                         self.txn.commit()
@@ -365,4 +370,5 @@ class TaskProcessor:
             collected=self.collected if self.collected and self.error is None else None,
             sink_payloads=sink_payloads or None,
             error=self.error,
+            producer_flush=ProducerFlush.DEFERRED if self.defer_producer_flush else ProducerFlush.OWN,
         )

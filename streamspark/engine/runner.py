@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -12,11 +14,11 @@ from typing import Any, Callable, Optional
 from ..exceptions import ProcessingError
 from ._kafka_source import packed_options, query_source, source_options
 from ._plan import PipelinePlan
-from .strategies import FUSED_SOURCE, PACKED_BUCKETS, Strategies
+from .strategies import FUSED_SOURCE, ONE_FLUSH_PER_PARTITION, PACKED_BUCKETS, Strategies
 from .task_entry import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
-from .bucketing import key_bucket_column, partition_bucket_column
+from .bucketing import end_buckets, key_bucket_column, partition_bucket_column
 from .lag import LagMonitor, end_offsets, total_lag
-from .summary import SUMMARY_SCHEMA, TaskSummary
+from .summary import SUMMARY_SCHEMA, ProducerFlush, TaskSummary
 from .session import get_spark, parallelism
 
 __all__ = ("QueryRunner", "RunLimits", "kafka_source_failure")
@@ -63,8 +65,9 @@ class QueryRunner:
     """Runs one application's pipeline as one Spark Structured Streaming query."""
 
     #: the fast paths runs may take (``engine/strategies.py``); tests name some ``plain`` to run
-    #: the plain path instead and compare the two
-    strategies: Strategies = Strategies()
+    #: the plain path instead and compare the two. None: all but those named in the
+    #: ``STREAMSPARK_PLAIN_PATHS`` environment variable
+    strategies: Optional[Strategies] = None
 
     def __init__(
         self,
@@ -200,6 +203,8 @@ class QueryRunner:
 
     @staticmethod
     def _raise_errors(summaries: list[TaskSummary]) -> None:
+        """Raise the first task error as a ``ProcessingError``; also when a Spark partition's
+        state buckets left their deliveries to an end bucket that did not report."""
         for summary in summaries:
             info = summary.error
             if info is None:
@@ -212,6 +217,15 @@ class QueryRunner:
             if cause is not None:
                 raise error from cause
             raise error
+        unconfirmed = {s.spark_partition for s in summaries if s.producer_flush is ProducerFlush.DEFERRED} - {
+            s.spark_partition for s in summaries if s.producer_flush is ProducerFlush.PARTITION_END
+        }
+        if unconfirmed:
+            raise ProcessingError(
+                f"producer failed: the deliveries of Spark partition(s) {sorted(unconfirmed)} were not confirmed "
+                "(their end bucket did not run); the micro-batch is not committed",
+                stage="producer",
+            )
 
     # --- the query -------------------------------------------------------------------
     def start(self, limits: RunLimits) -> Any:
@@ -230,7 +244,8 @@ class QueryRunner:
         )
         plan = self.plan
         plan.validate()
-        plan.strategies = self.strategies.names_for(plan)
+        strategies = self.strategies if self.strategies is not None else Strategies.from_environment()
+        plan.strategies = strategies.names_for(plan)
         packed = PACKED_BUCKETS.name in plan.strategies
         fused = FUSED_SOURCE.name in plan.strategies
         # the Kafka settings and a fused plan (credentials) travel with the source's class, not
@@ -241,7 +256,10 @@ class QueryRunner:
             summaries = spark.readStream.format(source.name()).options(**options).load()
         else:
             if packed:
-                options.update(packed_options(self.state_buckets, plan.by_partition))
+                if ONE_FLUSH_PER_PARTITION.name in plan.strategies:
+                    partitions = shuffle_partitions(spark, self.checkpoint_dir)
+                    plan.end_buckets = end_buckets(partitions) if partitions else ()
+                options.update(packed_options(self.state_buckets, plan.by_partition, plan.end_buckets))
             df = spark.readStream.format(source.name()).options(**options).load()
             summaries = self._pipeline(df, packed)
         writer = (
@@ -435,6 +453,27 @@ class QueryRunner:
             logger.warning("Could not commit consumer-group offsets on stop: %s", exc)
         finally:
             consumer.close()
+
+
+def shuffle_partitions(spark: Any, checkpoint_dir: str) -> Optional[int]:
+    """The shuffle partitions of the query about to start: a stateful query keeps the number
+    its checkpoint was started with (Spark restores it from the offset log), else the session's.
+    None when a checkpoint exists but does not say (or cannot be read here: not a local path).
+    """
+    if "://" in checkpoint_dir and not checkpoint_dir.startswith("file:"):
+        return None
+    offsets = os.path.join(checkpoint_dir.removeprefix("file:"), "offsets")
+    logged = sorted((int(name) for name in os.listdir(offsets) if name.isdigit()), reverse=True) if os.path.isdir(offsets) else []
+    if not logged:
+        return int(spark.conf.get("spark.sql.shuffle.partitions"))
+    try:
+        with open(os.path.join(offsets, str(logged[0])), encoding="utf-8") as fh:
+            fh.readline()  # the log's version
+            metadata = json.loads(fh.readline())
+        return int(metadata["conf"]["spark.sql.shuffle.partitions"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        logger.debug("Shuffle partitions of %s unknown: %s", checkpoint_dir, exc)
+        return None
 
 
 def _aligned_topics(plan: PipelinePlan) -> list[str]:

@@ -13,20 +13,34 @@ False
 >>> Strategies(plain={"no-such-path"})
 Traceback (most recent call last):
 ...
-ValueError: Unknown fast path(s) ['no-such-path']: known are ['columnar-windows', 'fused-source', 'packed-buckets']
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['columnar-windows', 'fused-source', 'one-flush-per-partition', 'packed-buckets']
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable
+import os
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional
 
 from ..core.stream.nodes import StreamNode, WindowNode
 
 if TYPE_CHECKING:
     from ._plan import PipelinePlan
 
-__all__ = ("Strategy", "Strategies", "FUSED_SOURCE", "PACKED_BUCKETS", "COLUMNAR_WINDOWS", "STRATEGIES")
+__all__ = (
+    "Strategy",
+    "Strategies",
+    "FUSED_SOURCE",
+    "PACKED_BUCKETS",
+    "COLUMNAR_WINDOWS",
+    "ONE_FLUSH_PER_PARTITION",
+    "STRATEGIES",
+    "PLAIN_PATHS_ENV",
+)
+
+
+#: names the fast paths a run leaves out (comma-separated): see :meth:`Strategies.from_environment`
+PLAIN_PATHS_ENV = "STREAMSPARK_PLAIN_PATHS"
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,8 @@ class Strategy:
     plain: str
     checked_by: str
     node_applies: Callable[[StreamNode], bool] | None = None
+    #: strategies this one builds on (taken only when they are)
+    requires: tuple[str, ...] = ()
 
 
 def _stateless(plan: "PipelinePlan") -> bool:
@@ -86,7 +102,19 @@ COLUMNAR_WINDOWS = Strategy(
     node_applies=_columnar_window,
 )
 
-STRATEGIES: tuple[Strategy, ...] = (FUSED_SOURCE, PACKED_BUCKETS, COLUMNAR_WINDOWS)
+#: at-least-once stateful pipelines: the state buckets of a Spark task leave their produced
+#: messages in the worker's producer, and one end bucket per task, which Spark runs after them,
+#: waits for every delivery (one flush per task instead of one per bucket)
+ONE_FLUSH_PER_PARTITION = Strategy(
+    name="one-flush-per-partition",
+    applies=lambda plan: _stateful_without_group_by(plan) and plan.eos is None,
+    plain="each state bucket waits for its own deliveries",
+    checked_by="tests/engine/test_partition_flush.py",
+    requires=("packed-buckets",),
+)
+
+#: in dependency order (a strategy after those it requires)
+STRATEGIES: tuple[Strategy, ...] = (FUSED_SOURCE, PACKED_BUCKETS, COLUMNAR_WINDOWS, ONE_FLUSH_PER_PARTITION)
 
 
 class Strategies:
@@ -98,6 +126,17 @@ class Strategies:
         if unknown:
             raise ValueError(f"Unknown fast path(s) {unknown}: known are {sorted(s.name for s in STRATEGIES)}")
 
+    @classmethod
+    def from_environment(cls, environ: Optional[Mapping[str, str]] = None) -> "Strategies":
+        """All fast paths but those named in ``STREAMSPARK_PLAIN_PATHS`` (comma-separated), for
+        comparing a program's speed or outputs with and without them.
+
+        >>> Strategies.from_environment({"STREAMSPARK_PLAIN_PATHS": "fused-source, packed-buckets"})
+        Strategies(plain=['fused-source', 'packed-buckets'])
+        """
+        value = (os.environ if environ is None else environ).get(PLAIN_PATHS_ENV, "")
+        return cls(name.strip() for name in value.split(",") if name.strip())
+
     def enabled(self, strategy: Strategy) -> bool:
         return strategy.name not in self.plain
 
@@ -107,7 +146,11 @@ class Strategies:
 
     def names_for(self, plan: "PipelinePlan") -> frozenset[str]:
         """The strategies ``plan`` takes (what the plan carries to the tasks)."""
-        return frozenset(s.name for s in STRATEGIES if self.uses(s, plan))
+        taken: set[str] = set()
+        for strategy in STRATEGIES:
+            if self.uses(strategy, plan) and all(name in taken for name in strategy.requires):
+                taken.add(strategy.name)
+        return frozenset(taken)
 
     def __repr__(self) -> str:
         return f"Strategies(plain={sorted(self.plain)})"

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from ._arrow import ddl
 
-__all__ = ("Stage", "TaskError", "TaskSummary", "SUMMARY_ARROW", "SUMMARY_SCHEMA")
+__all__ = ("Stage", "ProducerFlush", "TaskError", "TaskSummary", "SUMMARY_ARROW", "SUMMARY_SCHEMA")
 
 
 class Stage(str, enum.Enum):
@@ -39,6 +39,18 @@ class Stage(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+class ProducerFlush(enum.IntEnum):
+    """Who waited for the deliveries of what a task (or a state bucket) produced."""
+
+    #: the task itself, before reporting (or it produced nothing)
+    OWN = 0
+    #: the end bucket of its Spark partition, which runs last in the same worker (the
+    #: ``one-flush-per-partition`` strategy); the batch is only complete with that report
+    DEFERRED = 1
+    #: this report is an end bucket's: every delivery of its Spark partition was confirmed
+    PARTITION_END = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,6 +112,7 @@ SUMMARY_ARROW = pa.schema(
         ("collected", pa.binary()),
         ("sink_payloads", pa.binary()),
         ("error", pa.binary()),
+        ("producer_flush", pa.int32()),
     ]
 )
 #: the summary row's schema as Spark DDL
@@ -120,6 +133,7 @@ class TaskSummary:
     #: per sink node id: what the sink hands over to its driver side
     sink_payloads: Optional[dict[int, Any]] = None
     error: Optional[TaskError] = None
+    producer_flush: ProducerFlush = ProducerFlush.OWN
 
     def as_row(self) -> dict[str, Any]:
         """The summary as a row of :data:`SUMMARY_SCHEMA` (objects pickled into binary columns)."""
@@ -131,6 +145,7 @@ class TaskSummary:
             "collected": pickle.dumps(self.collected) if self.collected else None,
             "sink_payloads": pickle.dumps(self.sink_payloads) if self.sink_payloads else None,
             "error": pickle.dumps(self.error) if self.error is not None else None,
+            "producer_flush": int(self.producer_flush),
         }
 
     def as_batch(self) -> pa.RecordBatch:
@@ -148,4 +163,5 @@ class TaskSummary:
             collected=pickle.loads(row["collected"]) if row["collected"] else None,
             sink_payloads=pickle.loads(row["sink_payloads"]) if row["sink_payloads"] else None,
             error=pickle.loads(row["error"]) if row["error"] else None,
+            producer_flush=ProducerFlush(row["producer_flush"] or 0),
         )

@@ -22,9 +22,11 @@ from ._arrow import ddl
 from ._kafka_source import SOURCE_COLUMNS
 from ._plan import PipelinePlan
 from .alignment import in_time_order
+from .bucketing import is_end_bucket, spark_partition_of
 from .callbacks import forward_stdout
+from .emitter import flush_producer, task_producer
 from .processor import TaskProcessor
-from .summary import SUMMARY_SCHEMA, Stage, TaskError, TaskSummary
+from .summary import SUMMARY_SCHEMA, ProducerFlush, Stage, TaskError, TaskSummary
 from .task_failure import TaskFailure
 from .task_identity import current_spark_partition
 
@@ -33,6 +35,7 @@ __all__ = (
     "run_fused",
     "run_bucket",
     "run_pre_shuffle",
+    "end_of_partition",
     "source_records",
     "task_start",
     "SUMMARY_SCHEMA",
@@ -105,13 +108,32 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
         for blob in frame["summary"] if frame is not None else ():
             yield pd.DataFrame({k: [v] for k, v in pickle.loads(blob).as_row().items()})
         return
+    bucket = int(key[0])
+    if plan.end_buckets and is_end_bucket(bucket):
+        yield pd.DataFrame({k: [v] for k, v in end_of_partition(plan).as_row().items()})
+        return
+    # a bucket with records leaves its deliveries to the end bucket of its Spark partition,
+    # which runs after it in this worker; a timer-only call runs after the end bucket
+    spark_partition = current_spark_partition()
+    defer = (
+        bool(plan.end_buckets)
+        and frame is not None
+        and len(frame) > 0
+        and not group_state.hasTimedOut
+        and spark_partition_of(bucket, len(plan.end_buckets)) == spark_partition
+    )
     processor: Optional[TaskProcessor] = None
     try:
         blob = group_state.get[0] if group_state.exists else None
         store = KeyedStateStore.loads(blob, buckets)
         store.tickers = []  # windows closing quiet keys register here while compiling
         processor = TaskProcessor(
-            plan, current_spark_partition(), states=store, stage="post" if grouped else "all", bucket=int(key[0])
+            plan,
+            spark_partition,
+            states=store,
+            stage="post" if grouped else "all",
+            bucket=bucket,
+            defer_producer_flush=defer,
         )
         if frame is not None and len(frame):
             frame = frame.sort_values(["partition", "offset"], kind="stable")
@@ -150,8 +172,22 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
     except Exception as exc:  # the state blob could not be read or written
         if processor is not None:
             processor.abandon(TaskFailure(exc, Stage.STATE, None, None, None))
-        summary = TaskSummary(spark_partition=current_spark_partition(), error=TaskError.of(exc, Stage.STATE, None, None, None))
+        summary = TaskSummary(spark_partition=spark_partition, error=TaskError.of(exc, Stage.STATE, None, None, None))
     yield pd.DataFrame({k: [v] for k, v in summary.as_row().items()})
+
+
+def end_of_partition(plan: PipelinePlan) -> TaskSummary:
+    """The end bucket of a Spark partition: wait for the deliveries of every state bucket that
+    ran before it in this worker (``ProducerFlush.DEFERRED``) and report them."""
+    summary = TaskSummary(spark_partition=current_spark_partition(), producer_flush=ProducerFlush.PARTITION_END)
+    try:
+        producer, reports = task_producer(plan.producer_config)
+        flush_producer(producer, reports, plan)
+    except TaskFailure as failure:
+        summary.error = TaskError.of(failure.exc, failure.stage, failure.topic, failure.partition, failure.offset)
+    except Exception as exc:  # the producer could not be created
+        summary.error = TaskError.of(exc, Stage.PRODUCER, None, None, None)
+    return summary
 
 
 def _unpacked(chunks: list[bytes]) -> Iterator[tuple[Any, ...]]:

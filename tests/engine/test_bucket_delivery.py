@@ -46,8 +46,19 @@ def _app(make_app, src, out, poison_out, group, state_dir):
     return app
 
 
-def test_a_failed_delivery_in_the_last_bucket_of_a_task_fails_the_batch_and_commits_nothing(make_app, kafka, tmp_path):
+@pytest.mark.parametrize("flush", ["one-flush-per-partition", "plain"])
+def test_a_failed_delivery_in_the_last_bucket_of_a_task_fails_the_batch_and_commits_nothing(
+    make_app, kafka, tmp_path, monkeypatch, flush
+):
+    """Under ``one-flush-per-partition`` the task's end bucket finds the failed delivery; on the
+    plain path the poison bucket itself does."""
+    from streamspark.engine import runner as runner_module
+    from streamspark.engine.strategies import Strategies
     from streamspark.kafka.exceptions import KafkaProducerDeliveryError
+
+    monkeypatch.setattr(
+        runner_module.QueryRunner, "strategies", Strategies(plain={"one-flush-per-partition"} if flush == "plain" else ())
+    )
 
     buckets = {bucket_of_key(k.encode(), BUCKETS) for k in KEYS}
     assert len(buckets) >= 8 and bucket_of_key(POISON.encode(), BUCKETS) == max(buckets)

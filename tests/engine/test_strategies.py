@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from streamspark.dataframe.windows import Count, Mean
-from streamspark.engine.strategies import COLUMNAR_WINDOWS, FUSED_SOURCE, PACKED_BUCKETS, STRATEGIES, Strategies
+from streamspark.engine.strategies import (
+    COLUMNAR_WINDOWS,
+    FUSED_SOURCE,
+    ONE_FLUSH_PER_PARTITION,
+    PACKED_BUCKETS,
+    STRATEGIES,
+    Strategies,
+)
 
 from .plans import plan_of
 
@@ -22,12 +29,12 @@ def test_a_stateless_pipeline_takes_the_fused_source_only():
 
 def test_a_stateful_pipeline_takes_packed_buckets():
     plan = plan_of(lambda app, sdf: sdf.apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
-    assert Strategies().names_for(plan) == {PACKED_BUCKETS.name}
+    assert Strategies().names_for(plan) == {PACKED_BUCKETS.name, ONE_FLUSH_PER_PARTITION.name}
 
 
 def test_a_final_window_with_built_in_aggregations_takes_columnar_windows():
     plan = plan_of(lambda app, sdf: sdf.tumbling_window(1000).agg(n=Count(), avg=Mean("v")).final().to_topic(app.topic("out")))
-    assert Strategies().names_for(plan) == {PACKED_BUCKETS.name, COLUMNAR_WINDOWS.name}
+    assert Strategies().names_for(plan) == {PACKED_BUCKETS.name, COLUMNAR_WINDOWS.name, ONE_FLUSH_PER_PARTITION.name}
     window = plan.window_nodes()[0]
     assert COLUMNAR_WINDOWS.node_applies is not None and COLUMNAR_WINDOWS.node_applies(window)
 
@@ -40,6 +47,13 @@ def test_a_current_window_has_no_columnar_form():
 def test_a_group_by_pipeline_takes_no_fast_path():
     plan = plan_of(lambda app, sdf: sdf.group_by("g").apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
     assert Strategies().names_for(plan) == frozenset()
+
+
+def test_one_flush_per_partition_needs_packed_buckets_and_at_least_once():
+    plan = plan_of(lambda app, sdf: sdf.apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
+    assert Strategies(plain={"packed-buckets"}).names_for(plan) == frozenset()
+    plan.eos = object()  # exactly-once: every bucket commits its own transaction
+    assert Strategies().names_for(plan) == {PACKED_BUCKETS.name}
 
 
 def test_naming_a_strategy_plain_turns_it_off():
@@ -57,3 +71,11 @@ def test_every_strategy_names_an_existing_test_of_both_paths(strategy):
     test_file = ROOT / strategy.checked_by
     assert test_file.is_file(), strategy.checked_by
     assert f'"{strategy.name}"' in test_file.read_text(), f"{strategy.checked_by} does not run the plain path of {strategy.name}"
+
+
+def test_the_environment_names_the_plain_paths():
+    assert Strategies.from_environment({}).plain == frozenset()
+    chosen = Strategies.from_environment({"STREAMSPARK_PLAIN_PATHS": " one-flush-per-partition ,fused-source,"})
+    assert chosen.plain == {"one-flush-per-partition", "fused-source"}
+    with pytest.raises(ValueError, match="Unknown fast path"):
+        Strategies.from_environment({"STREAMSPARK_PLAIN_PATHS": "fast"})
