@@ -792,8 +792,16 @@ class StreamingDataFrame:
 
         A dataframe fed by several topics (``concat``) needs ``topic``: the record enters
         that topic's tree.
+
+        :raises KeyError: ``topic`` is not one of this dataframe's input topics.
+        :raises ValueError: the dataframe has several input topics and ``topic`` is None.
         """
         root = self._sources.get(topic.name) if topic is not None else None
+        if topic is not None and root is None:
+            raise KeyError(
+                f"Topic {topic.name!r} is not an input of this StreamingDataFrame; its topics: "
+                + ", ".join(repr(name) for name in self._sources)
+            )
         if root is None:
             if len(self._sources) > 1:
                 raise ValueError(

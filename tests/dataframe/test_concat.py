@@ -46,6 +46,8 @@ def test_concat_of_different_topics():
     assert sorted(merged.compose()) == ["a", "b"]
     with pytest.raises(ValueError, match="Topic must be provided .* 'a', 'b'"):
         merged.test({"x": 1})
+    with pytest.raises(KeyError, match="Topic 'c' is not an input of this StreamingDataFrame; its topics: 'a', 'b'"):
+        merged.test({"x": 1}, topic=Topic("c"))
     # the dataframes that were merged keep testing from their own topic
     assert values(readings.test({"x": 2})) == [{"x": 2, "merged": True}]
 

@@ -254,6 +254,12 @@ def test_compose_returns_function_per_topic(sdf):
     assert got == [2]
 
 
+def test_test_refuses_a_topic_the_dataframe_does_not_read(sdf):
+    assert sdf.test(1, topic=Topic("in")) == [(1, b"key", 0, None)]
+    with pytest.raises(KeyError, match="Topic 'other' is not an input of this StreamingDataFrame; its topics: 'in'"):
+        sdf.test(1, topic=Topic("other"))
+
+
 # --- a dataframe as a filter or a column source --------------------------------------------
 
 

@@ -130,6 +130,13 @@ def test_deserializer_failures_are_serialization_errors(de, bad, match):
         de(bad, CTX)
 
 
+@pytest.mark.parametrize("de", [IntegerDeserializer(), DoubleDeserializer()])
+def test_numeric_deserializers_given_text_raise_a_type_error_as_the_reference_does(de):
+    with pytest.raises(TypeError, match="a bytes-like object is required, not 'str'") as caught:
+        de("abcd", CTX)
+    assert isinstance(caught.value, SerializationError)
+
+
 def test_serialization_error_is_also_confluent_kafkas():
     with pytest.raises(ConfluentSerializationError):
         IntegerSerializer()("x", CTX)

@@ -149,6 +149,13 @@ def test_default_bytes_key_serializer_passes_str_and_bytes_keys():
     assert out.serialize(key="zone-1", value={"x": 1}).key == "zone-1"
 
 
+def test_keys_the_producer_cannot_take_are_also_type_errors_as_the_reference_raises():
+    with pytest.raises(TypeError, match="key serializer BytesSerializer returned int"):
+        Topic("out").serialize(key=5, value={"x": 1})
+    with pytest.raises(TypeError, match="value serializer BytesSerializer returned dict"):
+        Topic("out", value_serializer="bytes").serialize(key=b"k", value={"x": 1})
+
+
 def test_keys_the_producer_cannot_take_are_serialization_errors():
     with pytest.raises(SerializationError, match="key serializer BytesSerializer returned int"):
         Topic("out").row_serialize(row({"x": 1}), key=5)

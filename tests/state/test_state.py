@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import time
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 import pytest
 
 from streamspark.state import KeyedStateStore, StateError, StateSerializationError
+
+
+@dataclass
+class _Point:
+    x: int
+    y: int
 
 
 def test_get_set_delete_exists_and_copies():
@@ -110,3 +117,43 @@ def test_a_value_json_cannot_encode_fails_with_the_reference_message():
     state = KeyedStateStore().state("s", "k")
     with pytest.raises(StateSerializationError, match=r"^Failed to serialize value: \"b'raw'\""):
         state.set("bad", b"raw")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {1: "a non-string dict key"},
+        {"nested": {None: 1}},
+        datetime(2024, 1, 2, 3, 4, 5),
+        _Point(1, 2),
+    ],
+    ids=["int-dict-key", "nested-none-dict-key", "datetime", "dataclass"],
+)
+def test_values_that_would_not_come_back_as_set_are_refused(value):
+    """Values come back as they were set: a dict with non-string keys, a datetime or a
+    dataclass would come back as something else, so they are refused."""
+    state = KeyedStateStore().state("s", b"k")
+    with pytest.raises(StateSerializationError, match=r"^Failed to serialize value: "):
+        state.set("x", value)
+    assert not state.exists("x")
+
+
+def test_keys_are_json_values_and_lists_name_the_same_entry_as_tuples():
+    state = KeyedStateStore().state("s", b"k")
+    state.set(["a", [1, 2]], "list")
+    assert state.get(("a", (1, 2))) == "list"
+    assert state.exists(["a", (1, 2)])
+    state.set(None, "none")
+    state.set(3, "int")
+    state.set(b"raw", "bytes")
+    assert (state.get(None), state.get(3), state.get("3"), state.get(b"raw")) == ("none", "int", None, "bytes")
+    state.delete(("a", [1, 2]))
+    assert state.get(["a", [1, 2]]) is None
+
+
+@pytest.mark.parametrize("key", [object(), datetime(2024, 1, 1), {"a": 1}], ids=["object", "datetime", "dict"])
+def test_keys_that_are_not_json_values_are_refused(key):
+    state = KeyedStateStore().state("s", b"k")
+    for call in (lambda: state.set(key, 1), lambda: state.get(key), lambda: state.exists(key), lambda: state.delete(key)):
+        with pytest.raises(StateSerializationError):
+            call()

@@ -7,6 +7,7 @@ reference (see the README's Windows section); the code is ours.
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 from typing import Any, Callable, Optional, Protocol
@@ -59,6 +60,33 @@ def window_ranges(timestamp_ms: int, duration_ms: int, step_ms: Optional[int] = 
     return out
 
 
+#: result types that need no copy: nothing downstream can change them
+_IMMUTABLE = frozenset({int, float, str, bool, bytes, type(None)})
+
+
+def _detached(value: Any) -> Any:
+    """A copy of ``value`` that shares no mutable object with it (immutable values as they are).
+
+    Window results go through it: a step that changes an emitted result (or a reducer that
+    changes its accumulator in place) must not change the window's stored aggregate, nor
+    results emitted earlier.
+
+    >>> stored = {"seen": [1, 2]}
+    >>> emitted = _detached(stored)
+    >>> emitted["seen"].append(3)
+    >>> stored
+    {'seen': [1, 2]}
+    """
+    cls = value.__class__
+    if cls in _IMMUTABLE:
+        return value
+    if cls is list:
+        return [v if v.__class__ in _IMMUTABLE else _detached(v) for v in value]
+    if cls is dict:
+        return {k: v if v.__class__ in _IMMUTABLE else _detached(v) for k, v in value.items()}
+    return copy.deepcopy(value)
+
+
 class Aggregation:
     """The aggregations of one window: a single one (``{"start", "end", "value"}``) or named ones."""
 
@@ -97,23 +125,24 @@ class Aggregation:
         return {c: value[c] for c in self._collect_columns}
 
     def results(self, states: Optional[dict[str, Any]], collected: list[Any], start: int, end: int) -> dict[str, Any]:
+        """The output of one window: every value is :func:`_detached` from the stored state."""
         if states is None:
             states = self.initialize()
         if self.single:
             result: dict[str, Any] = {"start": start, "end": end}
             if self.aggregators:
                 [(k, (_, agg))] = self.aggregators.items()
-                result["value"] = agg.result(states.get(k, agg.initialize()))
+                result["value"] = _detached(agg.result(states.get(k, agg.initialize())))
             else:
                 [collector] = self.collectors.values()
-                result["value"] = collector.result(collected)
+                result["value"] = _detached(collector.result(collected))
             return result
         result = {}
         for k, (col, agg) in self.aggregators.items():
-            result[col] = agg.result(states[k] if k in states else agg.initialize())
+            result[col] = _detached(agg.result(states[k] if k in states else agg.initialize()))
         for col, collector in self.collectors.items():
             source = collector.column
-            result[col] = collector.result(collected if source is None else [c[source] for c in collected])
+            result[col] = _detached(collector.result(collected if source is None else [c[source] for c in collected]))
         result["start"] = start
         result["end"] = end
         return result

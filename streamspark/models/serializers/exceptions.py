@@ -8,7 +8,7 @@ classes, so an ``except confluent_kafka.serialization.SerializationError`` catch
 ...     IntegerDeserializer()(b"\\x01", None)
 ... except SerializationError as exc:
 ...     print("refused:", exc)
-refused: IntegerDeserializer expects 4 bytes, got 1
+refused: unpack requires a buffer of 4 bytes (IntegerDeserializer expects 4 bytes, got 1)
 """
 
 from __future__ import annotations

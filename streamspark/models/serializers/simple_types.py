@@ -44,6 +44,10 @@ class _EncodeError(SerializationError, UnicodeEncodeError):
     """Text the codec cannot encode: a ``SerializationError`` and the ``UnicodeEncodeError`` it wraps."""
 
 
+class _WrongTypeError(SerializationError, TypeError):
+    """Message data that is not bytes-like: a ``SerializationError`` and the ``TypeError`` it wraps."""
+
+
 def _transcode(value: Any, method: str, codec: str, name: str) -> Any:
     """``value.encode(codec)`` or ``value.decode(codec)``; None stays None.
 
@@ -79,9 +83,10 @@ def _unpack(layout: struct.Struct, value: Any, name: str) -> Any:
         return None
     try:
         return layout.unpack(value)[0]
-    except (struct.error, TypeError) as exc:
-        got = len(value) if isinstance(value, (bytes, bytearray, memoryview)) else _described(value)
-        raise SerializationError(f"{exc} ({name} expects {layout.size} bytes, got {got})") from exc
+    except struct.error as exc:
+        raise SerializationError(f"{exc} ({name} expects {layout.size} bytes, got {len(value)})") from exc
+    except TypeError as exc:
+        raise _WrongTypeError(f"{exc} ({name} expects {layout.size} bytes, got {_described(value)})") from exc
 
 
 @context_free

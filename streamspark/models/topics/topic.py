@@ -71,12 +71,17 @@ def _stamp_type(timestamp_type: int) -> TimestampType:
     return TimestampType(timestamp_type) if found is None else found  # raises for an unknown type
 
 
+class _NotProducibleError(SerializationError, TypeError):
+    """A serializer returned something the producer cannot send (a ``TypeError`` there)."""
+
+
 def _producible(data: Any, field: str, serializer: Any) -> Union[bytes, str]:
     """``data`` as the producer takes it (``bytes`` or ``str``): bytes-like objects are copied to
-    ``bytes``; anything else is a :class:`SerializationError` naming the serializer."""
+    ``bytes``; anything else is a :class:`SerializationError` (and a ``TypeError``, as the
+    producer raises) naming the serializer."""
     if isinstance(data, (bytearray, memoryview)):
         return bytes(data)
-    raise SerializationError(
+    raise _NotProducibleError(
         f"The {field} serializer {type(serializer).__name__} returned {type(data).__name__} "
         f"({data!r:.80}); a Kafka {field} must be bytes, str or None: choose a {field}_serializer "
         f'for this {field} type (e.g. "str", "int" or "json")'

@@ -13,7 +13,7 @@ import orjson
 
 from ..exceptions import StateSerializationError
 
-__all__ = ("State",)
+__all__ = ("State", "state_key")
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -21,6 +21,38 @@ V = TypeVar("V")
 _JSON = 0
 _BYTES = 1
 _loads = orjson.loads
+#: what state keys and values may hold: JSON types (str dict keys only), as the reference
+#: stores them; datetimes and dataclasses are refused rather than turned into strings and dicts
+_JSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
+def _hashable(key: Any) -> Any:
+    if key.__class__ is list or key.__class__ is tuple:
+        return tuple(_hashable(k) for k in key)
+    return key
+
+
+def state_key(key: Any, step: str = "a stateful step") -> Any:
+    """``key`` as the state stores it: bytes, or a JSON value with lists as tuples (so ``[1, 2]``
+    and ``(1, 2)`` name the same entry, as they do in JSON).
+
+    >>> state_key("n"), state_key(b"n"), state_key(["a", [1]])
+    ('n', b'n', ('a', (1,)))
+
+    :raises StateSerializationError: ``key`` is neither bytes nor JSON-serialisable (a datetime,
+        an object...), or is a dict.
+    """
+    if key.__class__ is str or key.__class__ is bytes:
+        return key
+    try:
+        orjson.dumps(key, option=_JSON_OPTIONS)
+    except TypeError as exc:
+        raise StateSerializationError(
+            f'Failed to serialize value: "{key}" (state key in {step} is not JSON-serialisable ({type(key).__name__}): {exc})'
+        ) from exc
+    if isinstance(key, dict):
+        raise StateSerializationError(f"A dict cannot be a state key (in {step}); use a string or a tuple")
+    return _hashable(key)
 
 
 def _now_ms() -> int:
@@ -50,6 +82,8 @@ class State(Generic[K, V]):
         self._step = step
 
     def _entry(self, key: Any) -> Optional[tuple[int, bytes, Optional[int]]]:
+        if key.__class__ is not str:
+            key = state_key(key, self._step)
         entry = self._data.get(key)
         if entry is not None and entry[2] is not None and entry[2] <= _now_ms():
             del self._data[key]
@@ -59,6 +93,8 @@ class State(Generic[K, V]):
     def get(self, key: Any, default: Any = None) -> Any:
         """The value of ``key``, or ``default`` when it is missing or expired."""
         # ``_entry`` inlined: this runs once per record of most stateful steps
+        if key.__class__ is not str:
+            key = state_key(key, self._step)
         entry = self._data.get(key)
         if entry is None:
             return default
@@ -71,10 +107,13 @@ class State(Generic[K, V]):
     def set(self, key: Any, value: Any, *, ttl: Optional[timedelta] = None) -> None:
         """Store ``value`` (JSON-serialisable) under ``key``; ``ttl`` makes it expire.
 
-        :raises StateSerializationError: the value is not JSON-serialisable.
+        :raises StateSerializationError: the key or the value is not JSON-serialisable (dict
+            keys must be strings; datetimes and dataclasses are refused).
         """
+        if key.__class__ is not str:
+            key = state_key(key, self._step)
         try:
-            data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+            data = orjson.dumps(value, option=_JSON_OPTIONS)
         except TypeError as exc:
             raise StateSerializationError(
                 f'Failed to serialize value: "{value}" (state value for key {key!r} in {self._step} is not '
@@ -91,11 +130,13 @@ class State(Generic[K, V]):
         """Store raw bytes under ``key``."""
         if not isinstance(value, (bytes, bytearray)):
             raise StateSerializationError(f"set_bytes() in {self._step} expects bytes, got {type(value).__name__}")
+        if key.__class__ is not str:
+            key = state_key(key, self._step)
         self._data[key] = (_BYTES, bytes(value), self._expiry(ttl))
 
     def delete(self, key: Any) -> None:
         """Remove ``key`` (no error when it is missing)."""
-        self._data.pop(key, None)
+        self._data.pop(key if key.__class__ is str else state_key(key, self._step), None)
 
     def exists(self, key: Any) -> bool:
         """True when ``key`` holds a value that has not expired."""

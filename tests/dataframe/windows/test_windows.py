@@ -545,3 +545,42 @@ def test_merging_sessions_merges_their_aggregations_in_session_order():
     assert run(pipeline, events)[-1] == [
         ({"first": 1, "last": 2, "n": 201, "total": 6, "values": [1, 3, 2], "start": 30, "end": 51}, K, 30)
     ]
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: sdf().tumbling_window(10).reduce(lambda acc, v: acc + [v], lambda v: [v]).current(),
+        lambda: sdf().hopping_window(10, 5).reduce(lambda acc, v: acc + [v], lambda v: [v]).current(),
+        lambda: sdf().tumbling_count_window(5).reduce(lambda acc, v: acc + [v], lambda v: [v]).current(),
+        lambda: sdf().sliding_window(10).reduce(lambda acc, v: acc + [v], lambda v: [v]).current(),
+    ],
+    ids=["tumbling", "hopping", "count", "sliding"],
+)
+def test_changing_an_emitted_result_leaves_the_window_as_it_was(build):
+    pipeline = build().update(lambda result: result["value"].append("changed downstream"))
+    out = run(pipeline, [(1, K, 21), (2, K, 22)])
+    assert out[1][-1][0]["value"] == [1, 2, "changed downstream"]
+
+
+def test_a_reducer_changing_its_accumulator_in_place_leaves_earlier_results_as_emitted():
+    def append(acc, v):
+        acc.append(v)
+        return acc
+
+    pipeline = sdf().tumbling_window(10).agg(seen=Reduce(append, lambda v: [v]), n=Count()).current()
+    first, second = (out[0][0] for out in run(pipeline, [(1, K, 1), (2, K, 2)]))
+    assert first == {"seen": [1], "n": 1, "start": 0, "end": 10}
+    assert second == {"seen": [1, 2], "n": 2, "start": 0, "end": 10}
+
+
+def test_collected_items_of_overlapping_windows_are_separate_objects():
+    seen = []
+
+    def record_then_clear(result):
+        seen.append((result["start"], [dict(item) for item in result["value"]]))
+        result["value"][0].clear()
+
+    pipeline = sdf().hopping_window(10, 5).collect().final().update(record_then_clear)
+    run(pipeline, [({"n": 1}, K, 7), ({"n": 2}, K, 12), ({"n": 3}, K, 30)])
+    assert seen == [(0, [{"n": 1}]), (5, [{"n": 1}, {"n": 2}]), (10, [{"n": 2}])]
