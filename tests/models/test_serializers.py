@@ -164,6 +164,14 @@ def test_json_schema_validation_both_ways_and_pickles():
         de2(b"{}", CTX)
 
 
+def test_a_schema_violation_carries_jsonschemas_whole_report():
+    # as the reference: the failing keyword, the schema part and the instance are in the message
+    with pytest.raises(SerializationError) as info:
+        JSONDeserializer(schema=SCHEMA)(b'{"t": "x"}', CTX)
+    assert "Failed validating 'type' in schema['properties']['t']" in str(info.value)
+    assert "On instance['t']" in str(info.value)
+
+
 @pytest.mark.parametrize("cls", [JSONSerializer, JSONDeserializer])
 def test_an_invalid_schema_is_refused_when_built(cls):
     with pytest.raises(SchemaError):

@@ -17,6 +17,22 @@ def test_sink_batch_chunks():
     assert [[it.value for it in c] for c in b.iter_chunks(3)] == [[0, 1, 2], [3, 4, 5], [6]]
 
 
+@pytest.mark.parametrize("n", [0, -1])
+def test_sink_batch_chunks_of_less_than_one_are_refused(n):
+    b = SinkBatch("t", 0)
+    b.append(value=1, key=None, timestamp=0, headers=None, offset=0)
+    with pytest.raises(ValueError, match="n must be at least one"):
+        list(b.iter_chunks(n))
+
+
+def test_sink_batch_chunks_are_tuples():
+    b = SinkBatch("t", 0)
+    for i in range(3):
+        b.append(value=i, key=None, timestamp=0, headers=None, offset=i)
+    chunks = list(b.iter_chunks(2))
+    assert all(isinstance(c, tuple) for c in chunks) and [len(c) for c in chunks] == [2, 1]
+
+
 class Recorder(BatchingSink):
     def __init__(self):
         super().__init__()
@@ -72,12 +88,28 @@ def test_list_sink_metadata_and_paused():
     s.add(5, b"k", 1, None, "t", 0, 9)
     s.flush()
     assert list(s) == [
-        {"_value": 5, "_key": b"k", "_timestamp": 1, "_headers": None, "_topic": "t", "_partition": 0, "_offset": 9}
+        {"_key": b"k", "_timestamp": 1, "_headers": None, "_topic": "t", "_partition": 0, "_offset": 9, "value": 5}
     ]
     s.add(6, b"k", 1, None, "t", 0, 10)
     s.on_paused()
     s.flush()
     assert len(s) == 1
+
+
+def test_list_sink_metadata_comes_first_and_the_values_keys_win():
+    s = ListSink(metadata=True)
+    s.add({"a": 1, "_key": "mine"}, b"k", 1, None, "t", 0, 9)
+    assert list(s[0]) == ["_key", "_timestamp", "_headers", "_topic", "_partition", "_offset", "a"]
+    assert s[0]["_key"] == "mine"
+
+
+def test_list_sink_slices_and_copies_keep_their_items():
+    s = ListSink()
+    for v in (1, 2, 3):
+        s.add(v, None, 0, None, "t", 0, v)
+    assert s[0:2] == [1, 2] and isinstance(s[0:2], ListSink)
+    assert s + [4] == [1, 2, 3, 4] and s.copy() == [1, 2, 3]
+    assert ListSink([7, 8]) == [7, 8]
 
 
 def test_csv_sink_header_once(tmp_path):

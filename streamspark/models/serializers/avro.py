@@ -155,7 +155,7 @@ class AvroDeserializer(ConfluentBacked, Deserializer):
         super().__init__()
         self._use_registry(schema_registry_client_config)
         if schema is None and schema_registry_client_config is None:
-            raise TypeError("AvroDeserializer needs a schema, or a schema_registry_client_config to fetch it from")
+            raise ValueError("Either `schema` or `schema_registry_client_config` must be provided.")
         fastavro = _fastavro()
         self._schema = schema
         self._writer = fastavro.parse_schema(schema) if schema is not None else None

@@ -87,7 +87,7 @@ class _Validating:
         try:
             self._validator.validate(value)
         except ValidationError as exc:
-            raise SerializationError(f"JSON schema validation failed{where(ctx)}: {exc.message}") from exc
+            raise SerializationError(f"JSON schema validation failed{where(ctx)}: {exc}") from exc
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

@@ -13,13 +13,15 @@ message indexes + that encoding, written and read by ``confluent_kafka.schema_re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Optional, Union
 
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.message import Message
 
 from .base import Deserializer, SerializationContext, Serializer
-from .confluent_registry import ConfluentBacked, as_serialization_error, import_optional, registry_client
+from .confluent_registry import ConfluentBacked, as_serialization_error, import_optional, registry_client, where
+from .exceptions import SerializationError
 from .schema_registry import SchemaRegistryClientConfig, SchemaRegistrySerializationConfig
 
 __all__ = ("ProtobufSerializer", "ProtobufDeserializer")
@@ -75,6 +77,10 @@ class ProtobufSerializer(ConfluentBacked, Serializer):
     def _message(self, value: Union[Message, Any], ctx: Optional[SerializationContext]) -> Message:
         if isinstance(value, self._msg_type):
             return value
+        if not isinstance(value, Mapping):
+            raise SerializationError(
+                f"Value to serialize must be of type `{self._msg_type}` or dict, not `{type(value)}`.{where(ctx)}"
+            )
         try:
             return ParseDict(value, self._msg_type(), ignore_unknown_fields=self._ignore_unknown_fields)
         except Exception as exc:
@@ -108,8 +114,9 @@ class ProtobufDeserializer(ConfluentBacked, Deserializer):
         Default ``False``.
     :param preserving_proto_field_name: keep the field names of the ``.proto`` file; otherwise
         they are lowerCamelCase. Default ``False``.
-    :param to_dict: return a dict (fields left at their defaults are omitted, as
-        ``MessageToDict`` does); ``False`` returns the message itself. Default ``True``.
+    :param to_dict: return a dict (fields without presence tracking are included even when left
+        at their defaults, e.g. ``0``, ``""``, ``[]``, the first enum value); ``False`` returns the
+        message itself. Default ``True``.
     :param schema_registry_client_config: when given, read the Confluent wire format through
         confluent-kafka's ``ProtobufDeserializer``.
     :param schema_registry_serialization_config: more settings for the registry (needs
@@ -147,6 +154,7 @@ class ProtobufDeserializer(ConfluentBacked, Deserializer):
             return message
         return MessageToDict(
             message,
+            always_print_fields_with_no_presence=True,
             use_integers_for_enums=self._use_integers_for_enums,
             preserving_proto_field_name=self._preserving_proto_field_name,
         )

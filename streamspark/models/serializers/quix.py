@@ -98,7 +98,7 @@ class QuixDeserializer(JSONDeserializer):
         if not model:
             raise SerializationError(f'"{MODEL_KEY_HEADER}" header is missing or empty')
         if model in IGNORED_MODELS:
-            raise IgnoreMessage(f'Quix message with "{MODEL_KEY_HEADER}": "{model}" holds no data')
+            raise IgnoreMessage(f'Ignore Quix message with "{MODEL_KEY_HEADER}": "{model}" (it holds no data)')
         if codec.startswith(GZIP_PREFIX):
             codec = codec[len(GZIP_PREFIX) :]
             if parsed is None:
@@ -117,7 +117,7 @@ class QuixDeserializer(JSONDeserializer):
 
     def _timeseries_rows(self, value: Any) -> List[Mapping]:
         if not isinstance(value, Mapping):
-            raise SerializationError(f"Timeseries data must be a mapping, got {type(value).__name__}")
+            raise SerializationError(f'Expected mapping, got type "{type(value)}" (timeseries data)')
         try:
             timestamps = value["Timestamps"]
             columns = []
@@ -145,7 +145,7 @@ class QuixDeserializer(JSONDeserializer):
     @staticmethod
     def _event_row(value: Any) -> Mapping:
         if not isinstance(value, Mapping):
-            raise SerializationError(f"Event data must be a mapping, got {type(value).__name__}")
+            raise SerializationError(f'Expected mapping, got type "{type(value)}" (event data)')
         try:
             return {
                 TIMESTAMP_KEY: value[TIMESTAMP_KEY],
@@ -203,7 +203,7 @@ class QuixSerializer(JSONSerializer):
     @staticmethod
     def _mapping(value: Any) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):
-            raise SerializationError(f"Expected a mapping, got {type(value).__name__}")
+            raise SerializationError(f"Expected Mapping, got {type(value)}")
         return value
 
 
@@ -234,7 +234,7 @@ class QuixTimeseriesSerializer(QuixSerializer):
                 continue
             if name == "Tags":
                 if not isinstance(item, Mapping):
-                    raise SerializationError(f'"Tags" must be a mapping, got {type(item).__name__}')
+                    raise SerializationError(f'"Tags" must be a Mapping, got type "{type(item)}"')
                 tags.update((tag, [tag_value]) for tag, tag_value in item.items())
             elif isinstance(item, (int, float)) and not isinstance(item, bool):
                 numbers[name] = [item]
@@ -243,7 +243,7 @@ class QuixTimeseriesSerializer(QuixSerializer):
             elif isinstance(item, (bytes, bytearray)):
                 binary[name] = [base64.b64encode(item).decode("ascii")]
             else:
-                raise SerializationError(f'Value of "{name}" has an unsupported type {type(item).__name__}')
+                raise SerializationError(f'Item with key "{name}" has unsupported type "{type(item)}"')
         timestamps = [self._timestamp(value)] if binary or strings or numbers else []
         return self._encode(
             {
@@ -274,5 +274,5 @@ class QuixEventsSerializer(QuixSerializer):
         event_id, event_value, tags = value.get("Id", ""), value.get("Value", ""), value.get("Tags") or {}
         for name, item, kind in (("Id", event_id, str), ("Value", event_value, str), ("Tags", tags, dict)):
             if not isinstance(item, kind):
-                raise SerializationError(f'"{name}" must be a {kind.__name__}, got {type(item).__name__}')
+                raise SerializationError(f'Field "{name}" is expected to be of type "{kind.__name__}", got {type(item)}')
         return self._encode({"Id": event_id, "Value": event_value, "Tags": tags, TIMESTAMP_KEY: self._timestamp(value)})

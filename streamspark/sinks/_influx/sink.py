@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from ..base.batch import SinkBatch
 from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
-from .http import post_lines
+from .http import InfluxDBWriteError, post_lines, ssl_context
 from .points import FieldsSetter, MeasurementSetter, PointConverter, TagsSetter, TimePrecision, TimeSetter
 
 logger = logging.getLogger(__name__)
@@ -56,6 +56,11 @@ class _InfluxSink(BatchingSink):
         return {}
 
     _gzip = False
+    #: HTTPS certificates are checked (InfluxDB3Sink's ``verify_ssl``)
+    _verify_ssl = True
+    #: a write refused for the retention policy (HTTP 422) fails the batch; when ``False`` it is
+    #: logged and the chunk skipped (InfluxDB3Sink's ``raise_on_retention_violation``)
+    _raise_on_retention_violation = True
 
     def write(self, batch: SinkBatch) -> None:
         conv = self._converter
@@ -70,7 +75,20 @@ class _InfluxSink(BatchingSink):
                 if line is not None:
                     lines.append(line)
             if lines:
-                post_lines(url, lines, self._headers(), self._timeout_s, gzip_body=self._gzip)
+                try:
+                    post_lines(url, lines, self._headers(), self._timeout_s, gzip_body=self._gzip, verify_ssl=self._verify_ssl)
+                except InfluxDBWriteError as exc:
+                    if self._raise_on_retention_violation or not _is_retention_violation(exc):
+                        raise
+                    logger.warning(
+                        "InfluxDB refused %d point(s) of %s[%d] (offsets %d-%d) for its retention policy; skipped: %s",
+                        len(lines),
+                        batch.topic,
+                        batch.partition,
+                        chunk[0].offset,
+                        chunk[-1].offset,
+                        exc,
+                    )
         logger.debug("%s wrote %d record(s) of %s[%d]", type(self).__name__, batch.size, batch.topic, batch.partition)
 
     def _ping(self, url: str, headers: Optional[dict[str, str]] = None) -> Any:
@@ -78,9 +96,14 @@ class _InfluxSink(BatchingSink):
         import urllib.request
 
         try:
-            with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=self._timeout_s) as r:
+            request = urllib.request.Request(url, headers=headers or {})
+            with urllib.request.urlopen(request, timeout=self._timeout_s, context=ssl_context(self._verify_ssl)) as r:
                 return r.status
         except urllib.error.HTTPError as exc:
             return exc.code
         except urllib.error.URLError as exc:
             raise ConnectionError(f"InfluxDB at {url} is unreachable: {exc.reason}") from None
+
+
+def _is_retention_violation(exc: InfluxDBWriteError) -> bool:
+    return exc.status == 422 and "retention policy" in str(exc).lower()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterator, List
+from typing import Any, Iterator, List, Tuple
 
 from ...models.types import Headers
 from .item import SinkItem
@@ -51,10 +51,15 @@ class SinkBatch:
     def clear(self) -> None:
         self._buffer.clear()
 
-    def iter_chunks(self, n: int) -> Iterator[List[SinkItem]]:
-        """Yield lists of at most ``n`` items (the last one may be shorter)."""
+    def iter_chunks(self, n: int) -> Iterator[Tuple[SinkItem, ...]]:
+        """Yield tuples of at most ``n`` items (the last one may be shorter).
+
+        :raises ValueError: ``n`` is less than one.
+        """
+        if n < 1:
+            raise ValueError("n must be at least one")
         it = iter(self._buffer)
-        while chunk := list(itertools.islice(it, n)):
+        while chunk := tuple(itertools.islice(it, n)):
             yield chunk
 
     def __iter__(self) -> Iterator[SinkItem]:

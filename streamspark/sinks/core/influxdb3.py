@@ -26,6 +26,10 @@ class InfluxDB3Sink(_InfluxSink):
     measurement, tags (popped), fields, ``time_setter``/``time_precision``, missing fields and
     backpressure on HTTP 429; plus ``token`` (``Authorization: Token …``), ``organization_id``,
     and gzip-compressed writes (``enable_gzip``). ``debug`` logs each request.
+
+    ``raise_on_retention_violation``: when InfluxDB refuses points for its retention policy
+    (HTTP 422), ``False`` (the default) logs a warning and skips them; ``True`` fails the batch.
+    ``verify_ssl=False`` accepts any HTTPS certificate (self-signed servers). Default ``True``.
     """
 
     def __init__(
@@ -48,6 +52,9 @@ class InfluxDB3Sink(_InfluxSink):
         debug: bool = False,
         on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
         on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
+        *,
+        raise_on_retention_violation: bool = False,
+        verify_ssl: bool = True,
     ) -> None:
         super().__init__(
             measurement,
@@ -69,6 +76,8 @@ class InfluxDB3Sink(_InfluxSink):
         self._database = database
         self._gzip = enable_gzip
         self._debug = debug
+        self._raise_on_retention_violation = raise_on_retention_violation
+        self._verify_ssl = verify_ssl
 
     def _write_url(self) -> str:
         query = urllib.parse.urlencode({"bucket": self._database, "org": self._org, "precision": self._precision})

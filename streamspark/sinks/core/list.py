@@ -19,7 +19,12 @@ class ListSink(BaseSink, UserList):
     the driver after each successful micro-batch, so the list never holds records of a batch
     that failed (no duplicates from retries or backpressure).
 
-    :param metadata: add ``_key, _timestamp, _headers, _topic, _partition, _offset`` to each value.
+    :param metadata: put ``_key, _timestamp, _headers, _topic, _partition, _offset`` in front of
+        each value's keys (a value that is not a dict becomes ``{"value": value}``; a value's own
+        key of the same name wins).
+
+    Positional arguments are for ``list`` itself (an initial list), so slices, ``+`` and
+    ``copy()`` are ``ListSink`` objects holding the items.
 
     >>> sink = ListSink()
     >>> sink.add({"a": 1}, b"k", 5, None, "t", 0, 7)
@@ -31,22 +36,22 @@ class ListSink(BaseSink, UserList):
 
     collects_to_driver = True
 
-    def __init__(self, metadata: bool = False) -> None:
+    def __init__(self, *args: Any, metadata: bool = False) -> None:
         BaseSink.__init__(self)
-        UserList.__init__(self)
+        UserList.__init__(self, args[0] if args else None)
         self._metadata = metadata
         self._unflushed = 0  # how many of the last records were added since the last flush
 
     def add(self, value: Any, key: Any, timestamp: int, headers: Headers, topic: str, partition: int, offset: int) -> None:
         if self._metadata:
             value = {
-                **(value if isinstance(value, dict) else {"_value": value}),
                 "_key": key,
                 "_timestamp": timestamp,
                 "_headers": headers,
                 "_topic": topic,
                 "_partition": partition,
                 "_offset": offset,
+                **(value if isinstance(value, dict) else {"value": value}),
             }
         self.data.append(value)
         self._unflushed += 1

@@ -102,7 +102,7 @@ def test_a_record_refused_on_produce_names_the_output_topic():
 
 
 def test_deserializer_needs_a_schema_or_a_registry():
-    with pytest.raises(TypeError, match="schema"):
+    with pytest.raises(ValueError, match="Either `schema` or `schema_registry_client_config` must be provided"):
         AvroDeserializer()
 
 

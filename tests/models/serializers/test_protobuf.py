@@ -62,6 +62,22 @@ def test_to_dict_options():
     assert isinstance(message, Reading) and message.sensor_id == "a"
 
 
+def test_fields_left_at_their_defaults_are_in_the_dict():
+    # as the reference: scalars without presence tracking appear with their default values
+    assert ProtobufDeserializer(Reading)(b"", None) == {"sensorId": "", "value": 0.0, "kind": "KIND_UNKNOWN"}
+    assert ProtobufDeserializer(Reading, use_integers_for_enums=True, preserving_proto_field_name=True)(b"\x0a\x01a", None) == {
+        "sensor_id": "a",
+        "value": 0.0,
+        "kind": 0,
+    }
+
+
+@pytest.mark.parametrize("value", [5, None, "a"])
+def test_a_value_neither_dict_nor_message_is_refused_with_its_type(value):
+    with pytest.raises(SerializationError, match=rf"must be of type `.*Reading'>` or dict, not `{type(value)}`"):
+        ProtobufSerializer(Reading)(value, None)
+
+
 def test_well_known_type_and_pickle():
     ser, de = pickle.loads(pickle.dumps(ProtobufSerializer(Value))), pickle.loads(pickle.dumps(ProtobufDeserializer(Reading)))
     assert ProtobufDeserializer(Value)(ser({"stringValue": "x"}, None), None) == {"stringValue": "x"}

@@ -42,6 +42,27 @@ def test_timeseries_shape():
     assert ser.extra_headers == {"__Q_ModelKey": "TimeseriesData", "__Q_CodecId": "JT"}
 
 
+@pytest.mark.parametrize(
+    "serializer, value, message",
+    [
+        (QuixTimeseriesSerializer(), {"a": [1], "Timestamp": 1}, """Item with key "a" has unsupported type "<class 'list'>\""""),
+        (QuixTimeseriesSerializer(), [1], "Expected Mapping, got <class 'list'>"),
+        (QuixTimeseriesSerializer(), {"Tags": 1, "Timestamp": 1}, """"Tags" must be a Mapping, got type "<class 'int'>\""""),
+        (QuixEventsSerializer(), {"Id": "x", "Value": 1}, """Field "Value" is expected to be of type "str", got <class 'int'>"""),
+    ],
+)
+def test_serializer_errors_carry_the_references_wording(serializer, value, message):
+    with pytest.raises(SerializationError) as info:
+        serializer(value, None)
+    assert message in str(info.value)
+
+
+def test_a_message_without_data_is_ignored_with_the_references_wording():
+    legacy = json.dumps({"C": "JT", "K": "StreamProperties", "V": {}, "S": 0, "E": 0}).encode()
+    with pytest.raises(IgnoreMessage, match='Ignore Quix message with "__Q_ModelKey": "StreamProperties"'):
+        QuixDeserializer()(legacy, ctx([]))
+
+
 def test_timeseries_bad_values():
     ser = QuixTimeseriesSerializer()
     with pytest.raises(SerializationError, match="unsupported type"):
@@ -52,7 +73,7 @@ def test_timeseries_bad_values():
         ser({"a": 1}, None)
     with pytest.raises(SerializationError, match="Tags"):
         ser({"Tags": "x", "Timestamp": 1}, None)
-    with pytest.raises(SerializationError, match="mapping"):
+    with pytest.raises(SerializationError, match="Expected Mapping"):
         ser([1], None)
 
 
@@ -97,7 +118,7 @@ def test_events_round_trip_with_headers_and_gzip():
 
 
 def test_events_bad_values():
-    with pytest.raises(SerializationError, match='"Value" must be a str'):
+    with pytest.raises(SerializationError, match='Field "Value" is expected to be of type "str"'):
         QuixEventsSerializer()({"Value": 1, "Timestamp": 1}, None)
     with pytest.raises(SerializationError, match="Timestamp"):
         QuixEventsSerializer()({"Id": "x"}, None)

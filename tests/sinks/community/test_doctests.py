@@ -21,6 +21,9 @@ MODULES = [
     "streamspark.sinks.community.pubsub",
     "streamspark.sinks.community.neo4j",
     "streamspark.sinks.community.iceberg",
+    "streamspark.sinks.community.file.local",
+    "streamspark.sinks.community.file.s3",
+    "streamspark.sinks.community.file.azure",
 ]
 
 

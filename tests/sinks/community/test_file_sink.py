@@ -15,6 +15,9 @@ import pytest
 
 from streamspark.sinks.base import SinkBatch
 from streamspark.sinks.community.file import (
+    AzureFileSink,
+    LocalFileSink,
+    S3FileSink,
     AzureContainerNotFoundError,
     AzureFileDestination,
     FileSink,
@@ -146,6 +149,23 @@ def test_s3_destination(seaweed, monkeypatch):
     assert json.loads(gzip.decompress(data)) == {"_timestamp": 1, "_key": "k", "_value": {"a": 1}}
     with pytest.raises(S3BucketNotFoundError):
         FileSink(destination=S3Destination("no-such-bucket")).setup()
+    # the same through S3FileSink, the credentials given as arguments
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    sink = S3FileSink(
+        seaweed.bucket,
+        aws_access_key_id=seaweed.access_key,
+        aws_secret_access_key=seaweed.secret_key,
+        endpoint_url=seaweed.endpoint,
+        directory="named",
+    )
+    sink.setup()
+    sink.add({"b": 2}, b"k", 1, None, "events", 0, 7)
+    sink.flush()
+    assert json.loads(fs.cat_file(f"{seaweed.bucket}/named/events/0/0000000000000000007.jsonl")) == {
+        "_timestamp": 1,
+        "_key": "k",
+        "_value": {"b": 2},
+    }
 
 
 def test_azure_destination():
@@ -162,3 +182,43 @@ def test_azure_destination():
         assert rows == [{"_timestamp": 1, "_key": "k", "a": 1}]
         with pytest.raises(AzureContainerNotFoundError):
             FileSink(destination=AzureFileDestination(az.connection_string, "missing")).setup()
+        sink = AzureFileSink(az.connection_string, "archive", directory="y", format="parquet")
+        sink.setup()
+        sink.add({"b": 2}, b"k", 1, None, "events", 0, 6)
+        sink.flush()
+        rows = pq.read_table(io.BytesIO(fs.cat_file("archive/y/events/0/0000000000000000006.parquet"))).to_pylist()
+        assert rows == [{"_timestamp": 1, "_key": "k", "b": 2}]
+
+
+def test_local_file_sink(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sink = LocalFileSink(append=True, directory="out")
+    sink.setup()
+    for offset in (3, 4):
+        sink.add({"n": offset}, b"k", 1, None, "events", 0, offset)
+        sink.flush()  # two batches, appended to the first one's file
+    lines = (tmp_path / "out" / "events" / "0" / "0000000000000000003.jsonl").read_text().splitlines()
+    assert [json.loads(line)["_value"] for line in lines] == [{"n": 3}, {"n": 4}]
+    with pytest.raises(ValueError, match="append"):
+        LocalFileSink(append=True, format="parquet")
+
+
+def test_named_file_sinks_take_the_references_parameters():
+    import inspect
+
+    assert list(inspect.signature(LocalFileSink).parameters) == ["append", "directory", "format"]
+    assert list(inspect.signature(S3FileSink).parameters)[:7] == [
+        "bucket",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "region_name",
+        "endpoint_url",
+        "directory",
+        "format",
+    ]
+    assert list(inspect.signature(AzureFileSink).parameters)[:4] == [
+        "azure_connection_string",
+        "azure_container",
+        "directory",
+        "format",
+    ]

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import gzip
 import http.server
+import shutil
+import ssl
+import subprocess
 import threading
 import urllib.parse
 from datetime import datetime, timezone
@@ -12,6 +15,7 @@ from datetime import datetime, timezone
 import pytest
 
 from streamspark.sinks import SinkBackpressureError
+from streamspark.sinks._influx.http import InfluxDBWriteError
 from streamspark.sinks._influx.points import PointConverter
 from streamspark.sinks.community.influxdb1 import InfluxDB1Sink
 from streamspark.sinks.core.influxdb3 import InfluxDB3Sink
@@ -100,6 +104,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 
     requests: list = []
     throttle = 0
+    refusal: tuple = ()  # (status, body) to answer every write with, when set
 
     def do_GET(self):
         self.send_response(204)
@@ -116,6 +121,13 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
             self.send_header("Retry-After", "2")
             self.end_headers()
             return
+        if cls.refusal:
+            status, answer = cls.refusal
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(answer.encode())
+            return
         cls.requests.append((self.path, dict(self.headers), body.decode()))
         self.send_response(204)
         self.end_headers()
@@ -126,7 +138,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def recorder():
-    _Recorder.requests, _Recorder.throttle = [], 0
+    _Recorder.requests, _Recorder.throttle, _Recorder.refusal = [], 0, ()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server
@@ -167,4 +179,77 @@ def test_http_429_is_backpressure_with_retry_after(recorder):
     assert info.value.retry_after == 2.0
     feed(sink, make_batch({"v": 1}))  # the engine feeds the same records again after the delay
     sink.flush()
+    assert [r[2] for r in _Recorder.requests] == ["m v=1i 1700000000000"]
+
+
+RETENTION_REFUSAL = (422, '{"code":"invalid","message":"partial write: points beyond retention policy dropped=1"}')
+
+
+def influxdb3_sink(port, **kwargs):
+    return InfluxDB3Sink(token="t", host=f"http://127.0.0.1:{port}", organization_id="o", database="d", measurement="m", **kwargs)
+
+
+def test_influxdb3_retention_refusals_are_skipped_by_default(recorder, caplog):
+    """Client-boundary test: the recording server refuses like InfluxDB does points older than
+    the retention period (HTTP 422)."""
+    _Recorder.refusal = RETENTION_REFUSAL
+    sink = influxdb3_sink(recorder.server_address[1])
+    sink.start()
+    feed(sink, make_batch({"v": 1}, {"v": 2}))
+    with caplog.at_level("WARNING"):
+        sink.flush()  # nothing raised: the points are skipped
+    assert "retention policy" in caplog.text and "t[0] (offsets 0-1)" in caplog.text
+
+
+def test_influxdb3_retention_refusals_can_fail_the_batch(recorder):
+    _Recorder.refusal = RETENTION_REFUSAL
+    sink = influxdb3_sink(recorder.server_address[1], raise_on_retention_violation=True)
+    sink.start()
+    feed(sink, make_batch({"v": 1}))
+    with pytest.raises(InfluxDBWriteError, match="HTTP 422.*retention policy") as info:
+        sink.flush()
+    assert info.value.status == 422
+
+
+def test_influxdb3_other_refusals_always_fail_the_batch(recorder):
+    _Recorder.refusal = (422, '{"message":"unable to parse line"}')
+    sink = influxdb3_sink(recorder.server_address[1])
+    sink.start()
+    feed(sink, make_batch({"v": 1}))
+    with pytest.raises(InfluxDBWriteError, match="unable to parse"):
+        sink.flush()
+
+
+@pytest.fixture
+def https_recorder(tmp_path):
+    """The recording server behind TLS with a self-signed certificate."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a self-signed certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"]
+        + ["-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    _Recorder.requests, _Recorder.throttle, _Recorder.refusal = [], 0, ()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+
+
+def test_influxdb3_verify_ssl(https_recorder):
+    """Client-boundary test over HTTPS: a self-signed certificate is refused unless verify_ssl=False."""
+    host = f"https://127.0.0.1:{https_recorder.server_address[1]}"
+    checking = InfluxDB3Sink(token="t", host=host, organization_id="o", database="d", measurement="m")
+    with pytest.raises(ConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
+        checking.start()
+    trusting = InfluxDB3Sink(token="t", host=host, organization_id="o", database="d", measurement="m", verify_ssl=False)
+    trusting.start()
+    feed(trusting, make_batch({"v": 1}))
+    trusting.flush()
     assert [r[2] for r in _Recorder.requests] == ["m v=1i 1700000000000"]

@@ -11,10 +11,16 @@ from .destinations import (
     S3Destination,
 )
 from .formats import Format, InvalidFormatError, JSONFormat, ParquetFormat
+from .azure import AzureFileSink
+from .local import LocalFileSink
+from .s3 import S3FileSink
 from .sink import FileSink
 
 __all__ = (
     "FileSink",
+    "LocalFileSink",
+    "S3FileSink",
+    "AzureFileSink",
     "Format",
     "JSONFormat",
     "ParquetFormat",
