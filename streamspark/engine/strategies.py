@@ -73,7 +73,7 @@ def _stateful_without_group_by(plan: "PipelinePlan") -> bool:
 
 
 def _columnar_window(node: StreamNode) -> bool:
-    return isinstance(node, WindowNode) and node.processor.columnar(node.emit) is not None
+    return isinstance(node, WindowNode) and node.columnar_form() is not None
 
 
 #: a stateless pipeline runs inside the Kafka source's ``read()``: records never cross the JVM

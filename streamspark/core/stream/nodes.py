@@ -525,6 +525,11 @@ class WindowNode(StreamNode):
     def step_name(self) -> str:
         return str(self.processor.name)
 
+    def columnar_form(self) -> Any:
+        """The window's batch-at-a-time form, or None when it only runs record by record
+        (the ``columnar-windows`` strategy)."""
+        return self.processor.columnar(self.emit)
+
     def compile(self, downstream: PushFn, ctx: CompileContext) -> PushFn:
         states = ctx.need_states(self)
         processor, nxt = self.processor, downstream
@@ -554,7 +559,7 @@ class WindowNode(StreamNode):
             if isinstance(tickers, list):
                 tickers.append(tick)
         if ctx.batched is not None:
-            columnar = processor.columnar(self.emit)
+            columnar = self.columnar_form()
             if columnar is not None:
                 window = BatchedWindow(columnar, store, push, nxt)
                 ctx.batched.append(window)
