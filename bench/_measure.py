@@ -9,7 +9,7 @@ import random
 import threading
 import time
 import uuid
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -34,6 +34,40 @@ def _rss(pid: int) -> int:
             return int(f.read().split()[1]) * _PAGE
     except (OSError, IndexError, ValueError):
         return 0
+
+
+def _pss(pid: int) -> int:
+    """Proportional set size: resident memory with each page shared by n processes (a fork's
+    copy-on-write pages) counted 1/n in each."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
+
+
+def _kcmp() -> Optional[Callable[[int, int], int]]:
+    """``kcmp(pid1, pid2, KCMP_VM)`` (0: the two share one address space), or None off x86-64 Linux."""
+    import ctypes
+    import platform
+
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    return lambda a, b: int(libc.syscall(312, a, b, 1, 0, 0))  # SYS_kcmp, KCMP_VM
+
+
+_same_vm = _kcmp()
+
+
+def _shares_parents_memory(pid: int, parent: int) -> bool:
+    """True for a child that runs in its parent's address space: a ``vfork``/``posix_spawn``
+    child before its ``exec`` (the JVM starts ``chmod`` and ``rm`` so, several times a second),
+    whose resident memory is its parent's."""
+    return _same_vm is not None and _same_vm(pid, parent) == 0
 
 
 def _cpu_seconds(pids: list[int]) -> float:
@@ -71,28 +105,43 @@ def wait_broker_quiet(broker, limit: float = 60.0, busy: float = 0.05) -> float:
 
 class PeakRSS:
     """Samples the resident memory of ``pid`` and (with ``tree``) its descendants, leaving out
-    the subtrees of ``exclude`` (the broker), every 0.2 s; ``peak_mb`` when done."""
+    the subtrees of ``exclude`` (the broker), every 0.2 s; ``peak_mb`` and ``peak_pss_mb`` when
+    done.
+
+    Each address space counts once: a child still running in its parent's (a ``vfork`` or
+    ``posix_spawn`` child before its ``exec``) adds nothing. ``peak_mb`` sums resident sets, so
+    pages a forked process shares copy-on-write with its parent (Spark's Python workers and
+    their daemon) count in each; ``peak_pss_mb`` sums proportional set sizes, which count each
+    such page once in all.
+    """
 
     def __init__(self, pid: Optional[int] = None, tree: bool = True, exclude: Iterable[int] = ()) -> None:
         self.pid = pid or os.getpid()
         self.tree = tree
         self.exclude = set(exclude)
         self.peak = 0
+        self.peak_pss = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _sample(self) -> int:
+    def _pids(self) -> list[int]:
         if not self.tree:
-            return _rss(self.pid)
+            return [self.pid]
         children = _children()
-        total, todo = 0, [self.pid]
+        found, todo = [], [(self.pid, 0)]
         while todo:
-            pid = todo.pop()
+            pid, parent = todo.pop()
             if pid in self.exclude:
                 continue
-            total += _rss(pid)
-            todo.extend(children.get(pid, ()))
-        return total
+            if not (parent and _shares_parents_memory(pid, parent)):
+                found.append(pid)
+            todo.extend((child, pid) for child in children.get(pid, ()))
+        return found
+
+    def _sample(self) -> int:
+        pids = self._pids()
+        self.peak_pss = max(self.peak_pss, sum(_pss(pid) for pid in pids))
+        return sum(_rss(pid) for pid in pids)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -111,6 +160,10 @@ class PeakRSS:
     @property
     def peak_mb(self) -> float:
         return self.peak / 2**20
+
+    @property
+    def peak_pss_mb(self) -> float:
+        return self.peak_pss / 2**20
 
 
 class LatencyProbe:
@@ -184,8 +237,10 @@ class LatencyProbe:
                     self.latencies.append(received - sent)
         c.close()
 
-    def stop(self) -> dict[str, float]:
-        time.sleep(1.0)
+    def stop(self, settle: float = 1.0) -> dict[str, float]:
+        """Wait ``settle`` seconds for the last outputs, stop reading, and return the p50/p99
+        latency (ms) and how many messages were measured."""
+        time.sleep(settle)
         self._stop.set()
         lat = sorted(self.latencies)
         if not lat:

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/user.py [--messages 500000] [--workloads W1,W2,W3,W6,W1-avro,W7,W1-csv] [--no-quix]
+    .venv/bin/python bench/user.py [--messages 500000] [--workloads W1,W2,W3,W6,W1-avro,W7,W1-csv,W5,W5-stateful] [--no-quix]
 
 Each workload is one program text, written once with ``from streamspark import Application``
 and once with ``from quixstreams import Application`` (the only line that differs), with the
@@ -17,8 +17,9 @@ Reported per (workload, system):
 - ``last_output_s``: launch to the last output (the run is over once no output has arrived for
   ``--idle`` seconds; the program is then stopped with SIGTERM);
 - ``steady_out_per_s``: outputs per second between the arrival of 10% and 90% of them;
-- ``outputs`` and ``peak_mb`` (resident memory of the program and its children: for streamspark
-  the driver, Spark's JVM and its Python workers).
+- ``outputs``, ``peak_mb`` (resident memory of the program and its children: for streamspark
+  the driver, Spark's JVM and its Python workers) and ``peak_pss_mb`` (the same as proportional
+  set sizes: pages that forked processes share count once; see ``_measure.PeakRSS``).
 
 Results go to ``bench/results/latest.json`` (``--json`` to change): a ``rows`` list and, per
 workload, ``ratio_to_quix_steady`` (streamspark's steady rate / Quix Streams'),
@@ -41,6 +42,12 @@ W1-csv is W1 fed by a ``CSVSource`` instead of a topic: the same readings as a C
 process produces the rows to its topic while the pipeline runs, so the clock counts both. Its
 rows also report ``rows_in`` (the rows the source produced) and ``steady_rows_in_per_s`` (the
 steady output rate in input rows: outputs are the rows the filter kept).
+
+W5 and W5-stateful measure latency, not a backlog: W1's pipeline (W5) or W2's running count
+(W5-stateful) started while a producer sends 5k msg/s to a fresh topic for 60 s, each value
+carrying its send time. Their rows report ``p50_ms`` and ``p99_ms`` of arrival on the output
+topic minus send time, over the messages sent from 30 s after the launch on (start-up and the
+backlog it leaves are not counted), and ``measured``, how many that was.
 """
 
 from __future__ import annotations
@@ -63,7 +70,7 @@ from typing import Any, Callable, Optional
 from confluent_kafka import Consumer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _measure import PeakRSS, wait_broker_quiet  # noqa: E402
+from _measure import LatencyProbe, PeakRSS, wait_broker_quiet  # noqa: E402
 from run import count_and_delete, install_quix, load, make_topic  # noqa: E402
 
 #: the Avro schema of the W1-avro input: the fields of ``bench/run.py``'s JSON values
@@ -138,11 +145,11 @@ if WORKLOAD == "W1-csv":
                                  "hum": float(row["hum"]), "ts": int(row["ts"])}})
 else:
     sdf = app.dataframe(source)
-if WORKLOAD in ("W1", "W1-avro", "W1-csv"):
+if WORKLOAD in ("W1", "W1-avro", "W1-csv", "W5"):
     sdf = sdf[sdf["temp"] > 25]
     sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
     sdf = sdf.apply(lambda v: {{**v, "tag": "hot"}})
-elif WORKLOAD == "W2":
+elif WORKLOAD in ("W2", "W5-stateful"):
     sdf = sdf.apply(count, stateful=True)
 elif WORKLOAD == "W3":
     sdf = sdf.tumbling_window(10_000).agg(avg=Mean("temp"), n=Count()).final()
@@ -282,6 +289,82 @@ class OutputClock:
         self._thread.join()
 
 
+def launch(
+    python: str, library: str, workload: str, address: str, src: str, out: str, right: str = ""
+) -> tuple[Path, dict[str, str], Any, subprocess.Popen, float]:
+    """Write the program for ``library`` to a fresh directory and start ``python app.py`` there.
+
+    :return: the directory, the program's environment, its open log, the process and the
+        monotonic launch time.
+    """
+    work = Path(tempfile.mkdtemp(prefix=f"bench-user-{library}-"))
+    (work / "app.py").write_text(APP.format(library=library, reading=READING))
+    env = {
+        **os.environ,
+        "BENCH_WORKLOAD": workload,
+        "BENCH_BROKER": address,
+        "BENCH_SRC": src,
+        "BENCH_OUT": out,
+        "BENCH_RIGHT": right,
+        "BENCH_GROUP": f"user-{library}-{uuid.uuid4().hex[:6]}",
+    }
+    log = open(work / "app.log", "wb")
+    started = time.monotonic()
+    proc = subprocess.Popen([python, "app.py"], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return work, env, log, proc, started
+
+
+def stop_program(proc: subprocess.Popen, workload: str, library: str, work: Path) -> None:
+    """SIGTERM the program (SIGKILL after 60 s), or say that it ended on its own."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    else:
+        print(
+            f"{workload} {library}: the program exited with {proc.returncode} on its own; its log is {work / 'app.log'}",
+            file=sys.stderr,
+        )
+
+
+#: the workloads measured for latency at a fixed rate, not for throughput over a backlog
+LATENCY_WORKLOADS = ("W5", "W5-stateful")
+
+#: W5 in this mode: messages per second, seconds of load, and the seconds from launch after
+#: which sent messages count (start-up and the backlog it leaves are not latency)
+LATENCY_RATE, LATENCY_SECONDS, LATENCY_WARMUP = 5000, 60.0, 30.0
+
+
+def run_latency(python: str, library: str, workload: str, address: str) -> dict[str, Any]:
+    """W5 / W5-stateful: ``python app.py`` started while a producer sends a fixed 5k msg/s for
+    :data:`LATENCY_SECONDS`; p50/p99 of (arrival on the output topic - send time) of the
+    messages sent after :data:`LATENCY_WARMUP` seconds."""
+    src, out = make_topic(address), make_topic(address)
+    probe = LatencyProbe(address, src, out, LATENCY_RATE, LATENCY_SECONDS, LATENCY_WARMUP)
+    work, _, log, proc, _ = launch(python, library, workload, address, src, out)
+    probe.start()
+    with PeakRSS(proc.pid) as mem:
+        probe.done_producing.wait()
+        stats = probe.stop(settle=3.0)
+        stop_program(proc, workload, library, work)
+    log.close()
+    outputs = count_and_delete(address, out)
+    count_and_delete(address, src)
+    return {
+        "workload": workload,
+        "system": library,
+        "outputs": outputs,
+        "sent": probe.sent,
+        "peak_mb": round(mem.peak_mb),
+        "peak_pss_mb": round(mem.peak_pss_mb),
+        "log": str(work / "app.log"),
+        **{k: round(v, 1) if isinstance(v, float) else v for k, v in stats.items()},
+    }
+
+
 def run_program(
     python: str,
     library: str,
@@ -297,21 +380,8 @@ def run_program(
 
     ``right`` is the topic of W7's right side; with ``values`` the outputs' values are added to it.
     """
-    work = Path(tempfile.mkdtemp(prefix=f"bench-user-{library}-"))
-    (work / "app.py").write_text(APP.format(library=library, reading=READING))
     out = make_topic(address)
-    env = {
-        **os.environ,
-        "BENCH_WORKLOAD": workload,
-        "BENCH_BROKER": address,
-        "BENCH_SRC": src,
-        "BENCH_OUT": out,
-        "BENCH_RIGHT": right,
-        "BENCH_GROUP": f"user-{library}-{uuid.uuid4().hex[:6]}",
-    }
-    log = open(work / "app.log", "wb")
-    started = time.monotonic()
-    proc = subprocess.Popen([python, "app.py"], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    work, env, log, proc, started = launch(python, library, workload, address, src, out, right)
     clock = OutputClock(address, out, started, keep_values=values is not None)
     with PeakRSS(proc.pid) as mem:
         while proc.poll() is None and time.monotonic() - started < limit:
@@ -319,18 +389,7 @@ def run_program(
             arrivals = clock.arrivals
             if arrivals and time.monotonic() - started - arrivals[-1] > idle:
                 break
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        else:
-            print(
-                f"{workload} {library}: the program exited with {proc.returncode} on its own; its log is {work / 'app.log'}",
-                file=sys.stderr,
-            )
+        stop_program(proc, workload, library, work)
     clock.stop()
     log.close()
     arrivals = clock.arrivals
@@ -342,6 +401,7 @@ def run_program(
         "system": library,
         "outputs": len(arrivals),
         "peak_mb": round(mem.peak_mb),
+        "peak_pss_mb": round(mem.peak_pss_mb),
         "log": str(work / "app.log"),
     }
     if workload == "W1-csv":  # the source's topic (its default: source__<name>) goes too
@@ -442,6 +502,13 @@ def main() -> int:
         sources: dict[str, str] = {}  # value format -> input topic, loaded once
         configs = ""  # W7's right topic, written before its readings
         for workload in args.workloads.split(","):
+            if workload in LATENCY_WORKLOADS:
+                for library, python in systems:
+                    wait_broker_quiet(broker)
+                    row = run_latency(python, library, workload, broker.address)
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                continue
             fmt = {"W1-avro": "avro", "W7": "timestamped", "W1-csv": "csv"}.get(workload, "json")
             if fmt == "csv" and fmt not in sources:  # event time in the last minutes: kept by the broker
                 sources[fmt] = str(Path(tempfile.mkdtemp(prefix="bench-user-csv-")) / "readings.csv")

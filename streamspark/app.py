@@ -167,8 +167,11 @@ class Application:
         default ``"quixstreams-default"``).
     :param auto_offset_reset: where to start when the group has no committed offset:
         ``"earliest"``, ``"latest"`` (default) or ``"error"``.
-    :param commit_interval: seconds between micro-batches (Spark's trigger interval): a
-        micro-batch is the unit of commit, so this is how often offsets are committed.
+    :param commit_interval: how often offsets are committed, in seconds. A micro-batch is the
+        unit of commit: a pipeline whose outputs are all topics (at least once) starts a
+        micro-batch as soon as records arrive, so it commits at least this often; with a sink,
+        exactly-once or ``close_idle_after`` windows, a micro-batch starts every
+        ``commit_interval`` (docs/guarantees.md).
     :param commit_every: caps the records of one micro-batch per partition (0: no cap beyond
         ``max_records_per_partition``).
     :param state_dir: where the Spark checkpoint (offsets, state) lives (env ``Quix__State__Dir``).
@@ -532,6 +535,7 @@ class Application:
                 return self._run_sources_only(timeout)
             raise StreamsparkException("Nothing to run: create a dataframe with app.dataframe(topic) first")
         from .engine.masters import check_state_dir, is_local_master, running_session
+        from .engine.pacing import min_batch_interval, trigger_interval
         from .engine.runner import QueryRunner, RunLimits
         from .engine.session import refuse_spark_connect
 
@@ -555,7 +559,7 @@ class Application:
             callbacks = CallbackServer()
             restore_callbacks = route_to_driver(plan, callbacks)
         sinks = {node.id: node.sink for node in plan.sink_nodes()}
-        trigger = self._config.commit_interval if not limited else min(self._config.commit_interval, 0.5)
+        trigger = trigger_interval(plan, self._config.commit_interval, limited)
         self._runner = runner = QueryRunner(
             plan=plan,
             kafka_config=self._kafka_config(self._config.consumer_extra_config),
@@ -568,6 +572,7 @@ class Application:
             request_timeout=self._config.request_timeout,
             sinks_by_node=sinks,
             state_buckets=self._config.state_buckets,
+            min_batch_interval=min_batch_interval(plan, self._config.commit_interval, limited),
         )
         if self._stop_requested.is_set():
             runner.request_stop()

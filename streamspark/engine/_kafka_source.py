@@ -90,6 +90,7 @@ def source_options(
     min_records_per_task: int = 20_000,
     parallelism: int = 1,
     aligned_topics: Sequence[str] = (),
+    min_batch_interval: float = 0.0,
 ) -> dict[str, str]:
     """Options for ``spark.readStream.format(...)`` of a :func:`query_source` class. Options are
     part of the query plan (``explain()``, the Spark UI, event logs): nothing secret goes here.
@@ -100,6 +101,9 @@ def source_options(
     :param aligned_topics: topics whose records meet in timestamp order (a ``concat`` or a
         join): a micro-batch that caps one of their partitions ends all of them at a common
         Kafka timestamp (see :meth:`_KafkaStreamReader.latestOffset`); empty: no such cut.
+    :param min_batch_interval: seconds from one micro-batch to the next while no partition has
+        more than a micro-batch's records waiting: new records are held back until then
+        (``engine/pacing.py``); 0: a micro-batch as soon as records arrive.
     """
     options = {
         "topics": json.dumps(topics),
@@ -111,6 +115,8 @@ def source_options(
     }
     if aligned_topics:
         options["aligned_topics"] = json.dumps(sorted(aligned_topics))
+    if min_batch_interval > 0:
+        options["min_batch_interval"] = str(min_batch_interval)
     return options
 
 
@@ -163,6 +169,11 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._end_buckets: list[int] = json.loads(options.get("end_buckets", "[]"))
         #: topics whose records meet in timestamp order: their batches end at a common time
         self._aligned: frozenset[str] = frozenset(json.loads(options.get("aligned_topics", "[]")))
+        #: see ``source_options``; when the last micro-batch with records was planned
+        self._min_interval = float(options.get("min_batch_interval", "0"))
+        self._last_planned: Optional[float] = None
+        #: the last micro-batch planned left records of a partition for the next one
+        self._catching_up = False
         self._consumer: Any = None
 
     # --- planning (one long-lived process) ------------------------------------------
@@ -240,17 +251,30 @@ class _KafkaStreamReader(DataSourceStreamReader):
         capped partitions include: every partition of those topics then ends before its first
         record stamped after T (never below its start, never beyond its cap), and the
         partitions whose last record defines T keep their capped range, so every batch moves on.
+
+        The first micro-batch of a run takes at most :data:`FIRST_BATCH_RECORDS` records of
+        a partition.
+
+        With ``min_batch_interval``, new records wait (the start offsets are returned: Spark
+        then runs no micro-batch) until that long after the last micro-batch with records was
+        planned, unless a partition has more records waiting than one micro-batch takes or the
+        last micro-batch left records behind (a backlog is read at once, to its end).
         """
         from pyspark.sql.streaming.datasource import ReadMaxRows
 
         cap = self._max_per_partition
         if isinstance(limit, ReadMaxRows):
             cap = min(cap, int(limit.max_rows))
+        if self._last_planned is None:
+            # the run's first micro-batch is small, so its first results come early (it also
+            # pays for starting Spark's Python workers); the backlog follows at once
+            cap = min(cap, FIRST_BATCH_RECORDS)
         self._start_call()
         parts = self._partitions()
         end: dict[str, dict[str, int]] = {}
         begins: dict[tuple[str, int], int] = {}
         capped: list[tuple[str, int, int, int]] = []
+        backlog = False
         for topic, ps in parts.items():
             known = start.get(topic, {})
             end[topic] = {}
@@ -262,11 +286,24 @@ class _KafkaStreamReader(DataSourceStreamReader):
                 begin = int(begin)
                 stop = end[topic][str(p)] = max(begin, min(high, begin + cap))
                 begins[(topic, p)] = begin
+                backlog = backlog or stop < high
                 if stop < high and topic in self._aligned:
                     capped.append((topic, p, begin, stop))
+        now = time.monotonic()
+        has_records = any(stop > begins[(t, int(p))] for t, ends in end.items() for p, stop in ends.items())
+        if has_records and not backlog and not self._catching_up and self._held_back(now):
+            return {topic: dict(offsets) for topic, offsets in start.items()}
         if capped:
             self._cut_at_common_time(end, begins, capped)
+        if has_records:
+            self._last_planned = now
+            self._catching_up = backlog
         return end
+
+    def _held_back(self, now: float) -> bool:
+        """True while new records wait for ``min_batch_interval`` to pass since the last
+        micro-batch with records was planned (never before the first one)."""
+        return self._min_interval > 0 and self._last_planned is not None and now - self._last_planned < self._min_interval
 
     def _cut_at_common_time(
         self,
@@ -486,6 +523,16 @@ class _KafkaStreamReader(DataSourceStreamReader):
             yield rows
 
 
+#: the most records of a partition that the first micro-batch of a run takes: over a backlog, a
+#: small first micro-batch brings the first results seconds earlier (a stateful one waits for
+#: all its records to be read and shuffled), and the next one starts right after it
+FIRST_BATCH_RECORDS = 10_000
+
+#: a small micro-batch (a steady trickle) gets a Spark task per this many records, at most
+#: one per core (see :func:`plan_tasks`)
+SMALL_TASK_RECORDS = 5_000
+
+
 def plan_tasks(
     ranges: list[tuple[str, int, int, int]], parallelism: int, min_per_task: int
 ) -> list[tuple[tuple[str, int, int, int], ...]]:
@@ -494,23 +541,28 @@ def plan_tasks(
     - Fewer ranges than cores: ranges are split so that every core gets a task, in pieces of at
       least ``min_per_task`` records (each piece is a fetch of its own, so no more pieces).
     - More ranges than cores and at most ``parallelism * min_per_task`` records in all (a
-      small batch, as under a steady trickle): the ranges are packed into one task per core,
-      balanced by records. A Spark task costs ~0.1 s of scheduling and Python-worker round
-      trips here, and a task per partition on fewer cores than partitions ran in waves.
+      small batch, as under a steady trickle): the ranges are packed into a task per
+      :data:`SMALL_TASK_RECORDS` records, at most one per core, balanced by records. A Spark
+      task of the source costs ~50 ms of Spark's own work here (scheduling, the Python
+      worker's round trips), more than a few thousand records take, and a task per partition
+      on fewer cores than partitions ran in waves.
     - Otherwise: a task per range.
 
     The result depends only on the arguments, so a replayed micro-batch gets the same tasks.
 
     >>> plan_tasks([("t", 0, 0, 5), ("t", 1, 0, 3), ("t", 2, 0, 4)], parallelism=2, min_per_task=100)
-    [(('t', 0, 0, 5),), (('t', 1, 0, 3), ('t', 2, 0, 4))]
+    [(('t', 0, 0, 5), ('t', 1, 0, 3), ('t', 2, 0, 4))]
+    >>> plan_tasks([("t", 0, 0, 6000), ("t", 1, 0, 3000), ("t", 2, 0, 4000)], parallelism=2, min_per_task=20_000)
+    [(('t', 0, 0, 6000),), (('t', 1, 0, 3000), ('t', 2, 0, 4000))]
     >>> plan_tasks([("t", 0, 0, 400)], parallelism=2, min_per_task=100)
     [(('t', 0, 0, 200),), (('t', 0, 200, 400),)]
     """
     parallelism = max(parallelism, 1)
     total = sum(stop - begin for _, _, begin, stop in ranges)
     if len(ranges) > parallelism and total <= parallelism * min_per_task:
-        bins: list[list[tuple[str, int, int, int]]] = [[] for _ in range(parallelism)]
-        loads = [0] * parallelism
+        count = min(parallelism, max(1, -(-total // SMALL_TASK_RECORDS)))
+        bins: list[list[tuple[str, int, int, int]]] = [[] for _ in range(count)]
+        loads = [0] * count
         # largest first into the least loaded task (ties: input order), then each task in input order
         order = sorted(range(len(ranges)), key=lambda i: (-(ranges[i][3] - ranges[i][2]), i))
         for i in order:

@@ -83,6 +83,7 @@ class QueryRunner:
         sinks_by_node: dict[int, Any],
         progress: Optional[Callable[[dict[str, Any]], None]] = None,
         state_buckets: int = 64,
+        min_batch_interval: float = 0.0,
     ) -> None:
         self.plan = plan
         self.kafka_config = kafka_config
@@ -91,6 +92,9 @@ class QueryRunner:
         self.spark_master = spark_master
         self.spark_conf = spark_conf
         self.trigger_interval = trigger_interval
+        #: the least seconds between two micro-batches without a backlog, which the source
+        #: enforces (``pacing.min_batch_interval``)
+        self.min_batch_interval = min_batch_interval
         self.max_records_per_partition = max_records_per_partition
         self.request_timeout = request_timeout
         self.sinks_by_node = sinks_by_node
@@ -240,6 +244,7 @@ class QueryRunner:
             max_records_per_partition=self.max_records_per_partition,
             request_timeout=self.request_timeout,
             parallelism=parallelism(spark),
+            min_batch_interval=self.min_batch_interval,
             aligned_topics=_aligned_topics(self.plan),
         )
         plan = self.plan
@@ -326,7 +331,10 @@ class QueryRunner:
                 status = query.status if (self.sinks_by_node or limits.timeout) else {}
                 if self.sinks_by_node and not self._in_batch.is_set():
                     if not status.get("isDataAvailable") and not status.get("isTriggerActive"):
-                        caught_up = time.time_ns() // 1_000_000 - int(self.trigger_interval * 1000)
+                        # a record is planned at most a trigger after it arrived, or after the
+                        # source held it back for the rest of min_batch_interval
+                        waited = self.trigger_interval + self.min_batch_interval
+                        caught_up = time.time_ns() // 1_000_000 - int(waited * 1000)
                         for sink in self.sinks_by_node.values():
                             sink.on_source_idle(caught_up)
                 if limits.timeout:

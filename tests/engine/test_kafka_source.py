@@ -7,6 +7,7 @@ import json
 from pyspark.sql.datasource import InputPartition
 
 from streamspark.engine._kafka_source import (
+    SMALL_TASK_RECORDS,
     SOURCE_COLUMNS,
     SourcePrivate,
     _KafkaStreamReader,
@@ -57,25 +58,40 @@ def test_partitions_are_split_only_to_give_every_core_a_task():
 
 
 def test_small_batches_over_more_partitions_than_cores_are_packed_into_a_task_per_core():
-    reader = _reader(parallelism=2, min_per_task=100)
-    # 4 partitions, 2 cores, 60 records (<= 2 x 100): two tasks, balanced by records (largest
-    # range first into the lighter task: 25+10 and 15+10), each in partition order; the ranges
-    # are exactly the planned ones
-    start = {"t": {"0": 0, "1": 10, "2": 0, "3": 7}}
-    end = {"t": {"0": 25, "1": 20, "2": 15, "3": 17}}
+    reader = _reader(parallelism=2, min_per_task=10_000)
+    # 4 partitions, 2 cores, 6,000 records (<= 2 x 10,000, > SMALL_TASK_RECORDS): two tasks,
+    # balanced by records (largest range first into the lighter task: 2500+1000 and
+    # 1500+1000), each in partition order; the ranges are exactly the planned ones
+    assert SMALL_TASK_RECORDS == 5_000
+    start = {"t": {"0": 0, "1": 1000, "2": 0, "3": 700}}
+    end = {"t": {"0": 2500, "1": 2000, "2": 1500, "3": 1700}}
     tasks = _tasks(reader, start, end)
-    assert tasks == [(("t", 0, 0, 25), ("t", 3, 7, 17)), (("t", 1, 10, 20), ("t", 2, 0, 15))]
+    assert tasks == [(("t", 0, 0, 2500), ("t", 3, 700, 1700)), (("t", 1, 1000, 2000), ("t", 2, 0, 1500))]
     assert sorted(r for task in tasks for r in task) == sorted(("t", int(p), start["t"][p], end["t"][p]) for p in end["t"])
     # the same batch planned again (a replay) gets the same tasks
     assert _tasks(reader, start, end) == tasks
-    # past 2 x 100 records: a task per partition again
-    assert len(_tasks(reader, {"t": {"0": 0, "1": 0, "2": 0}}, {"t": {"0": 100, "1": 60, "2": 41}})) == 3
+    # past 2 x 10,000 records: a task per partition again
+    big = {"t": {"0": 10_000, "1": 6_000, "2": 4_100}}
+    assert len(_tasks(reader, {"t": {"0": 0, "1": 0, "2": 0}}, big)) == 3
     # two topics: packing mixes them; tasks and the ranges in each keep the planned order
-    two = _reader(parallelism=2, min_per_task=100)
-    assert _tasks(two, {"a": {"0": 0, "1": 0}, "b": {"0": 0}}, {"a": {"0": 5, "1": 9}, "b": {"0": 6}}) == [
-        (("a", 0, 0, 5), ("b", 0, 0, 6)),
-        ("a", 1, 0, 9),
+    two = _reader(parallelism=2, min_per_task=10_000)
+    assert _tasks(two, {"a": {"0": 0, "1": 0}, "b": {"0": 0}}, {"a": {"0": 2500, "1": 4000}, "b": {"0": 3000}}) == [
+        (("a", 0, 0, 2500), ("b", 0, 0, 3000)),
+        ("a", 1, 0, 4000),
     ]
+
+
+def test_a_trickle_is_read_by_one_task():
+    # at most SMALL_TASK_RECORDS records over more partitions than cores: one task, whatever
+    # the cores (a task costs more of Spark's time than these records take)
+    reader = _reader(parallelism=4, min_per_task=20_000)
+    start = {"t": {str(p): 100 * p for p in range(8)}}
+    end = {"t": {str(p): 100 * p + 600 for p in range(8)}}
+    tasks = _tasks(reader, start, end)
+    assert tasks == [tuple(("t", p, 100 * p, 100 * p + 600) for p in range(8))]
+    # one record more than SMALL_TASK_RECORDS: two tasks
+    end["t"]["0"] = 100 * 0 + 600 + (SMALL_TASK_RECORDS - 8 * 600) + 1
+    assert len(_tasks(reader, start, end)) == 2
 
 
 def test_read_records_are_tuples_in_source_column_order(kafka):

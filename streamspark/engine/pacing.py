@@ -1,0 +1,82 @@
+"""How often a query starts a micro-batch: the meaning of ``commit_interval`` on Spark.
+
+In the reference, records flow through the pipeline as they arrive and ``commit_interval``
+only paces the checkpoints. A Spark micro-batch is both: the records of one batch are
+processed together and their offsets (and state) are committed at its end. So a run whose
+outputs are all Kafka topics, at least once, starts a micro-batch as soon as records are
+there (Spark's trigger then only sets how often an idle query asks the broker for more): its
+outputs arrive within a micro-batch of their input, and it commits more often than
+``commit_interval``, never less.
+
+The other runs start a micro-batch every ``commit_interval``, which is what the reference makes
+observable for them, unless the previous micro-batch left a backlog (a partition had more
+records than ``max_records_per_partition``): then the next one starts at once. The Kafka
+source holds back new records until the interval is over (``min_batch_interval``), so Spark's
+trigger stays short and a backlog is read at full speed.
+
+- a pipeline with a sink: the reference flushes sinks on each commit, so a sink gets a batch
+  per ``commit_interval`` (a micro-batch per poll would write many small files or requests);
+- exactly-once: the reference's outputs become visible (a transaction commits) on each commit.
+
+Windows with ``close_idle_after`` keep Spark's trigger at ``commit_interval``: Spark runs a
+micro-batch every trigger to fire their timers, with or without new records.
+
+A run with ``timeout`` or ``count`` (tests, ``sdf``-style checks) starts a micro-batch at
+least every 0.5 s so that it notices the end of its input promptly.
+
+>>> from types import SimpleNamespace
+>>> topics_only = SimpleNamespace(eos=None, idle_ms=None, sink_nodes=lambda: [])
+>>> trigger_interval(topics_only, commit_interval=5.0, limited=False), min_batch_interval(topics_only, 5.0, False)
+(0.1, 0.0)
+>>> with_sink = SimpleNamespace(eos=None, idle_ms=None, sink_nodes=lambda: ["a sink"])
+>>> trigger_interval(with_sink, commit_interval=5.0, limited=False), min_batch_interval(with_sink, 5.0, False)
+(0.1, 5.0)
+>>> min_batch_interval(with_sink, commit_interval=5.0, limited=True)
+0.5
+>>> timers = SimpleNamespace(eos=None, idle_ms=1000, sink_nodes=lambda: [])
+>>> trigger_interval(timers, commit_interval=5.0, limited=False), min_batch_interval(timers, 5.0, False)
+(5.0, 0.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ("POLL_INTERVAL", "LIMITED_RUN_INTERVAL", "flows_as_it_arrives", "min_batch_interval", "trigger_interval")
+
+#: seconds between two checks for new records while a query is idle (a check lists the
+#: topics' end offsets on the broker)
+POLL_INTERVAL = 0.1
+
+#: the longest interval between micro-batches of a run with ``timeout`` or ``count``
+LIMITED_RUN_INTERVAL = 0.5
+
+
+def flows_as_it_arrives(plan: Any) -> bool:
+    """True when ``plan``'s micro-batches start as soon as records arrive (see the module):
+    at-least-once, no sink, no processing-time timers."""
+    return plan.eos is None and plan.idle_ms is None and not plan.sink_nodes()
+
+
+def _interval(commit_interval: float, limited: bool) -> float:
+    return min(commit_interval, LIMITED_RUN_INTERVAL) if limited else commit_interval
+
+
+def trigger_interval(plan: Any, commit_interval: float, limited: bool) -> float:
+    """Spark's trigger interval, in seconds, for a run of ``plan``: how often an idle query
+    looks for new records (``commit_interval`` for windows with timers).
+
+    :param commit_interval: the application's ``commit_interval``.
+    :param limited: the run has a ``timeout`` or ``count``.
+    """
+    interval = _interval(commit_interval, limited)
+    return interval if plan.idle_ms is not None else min(interval, POLL_INTERVAL)
+
+
+def min_batch_interval(plan: Any, commit_interval: float, limited: bool) -> float:
+    """The least seconds from the start of one micro-batch to the next while there is no
+    backlog, which the Kafka source enforces: 0 when records flow as they arrive, and for
+    windows with timers (Spark's trigger paces those)."""
+    if flows_as_it_arrives(plan) or plan.idle_ms is not None:
+        return 0.0
+    return _interval(commit_interval, limited)

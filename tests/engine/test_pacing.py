@@ -1,0 +1,115 @@
+"""When micro-batches start: ``commit_interval`` on Spark (``engine/pacing.py``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import timedelta
+
+import pytest
+
+from streamspark.dataframe.windows import Count
+from streamspark.engine.pacing import (
+    LIMITED_RUN_INTERVAL,
+    POLL_INTERVAL,
+    flows_as_it_arrives,
+    min_batch_interval,
+    trigger_interval,
+)
+from streamspark.sinks.core.list import ListSink
+from tests.engine.plans import plan_of
+
+
+def _topics_only(app, sdf):
+    sdf.apply(lambda v: v).to_topic(app.topic("out"))
+
+
+def _stateful(app, sdf):
+    sdf.apply(lambda v, state: v, stateful=True).to_topic(app.topic("out"))
+
+
+def _with_sink(app, sdf):
+    sdf.to_topic(app.topic("out"))
+    sdf.sink(ListSink())
+
+
+def _idle_windows(app, sdf):
+    sdf.tumbling_window(1000).agg(n=Count()).final(close_idle_after=timedelta(seconds=5))
+
+
+@pytest.mark.parametrize("build", [_topics_only, _stateful], ids=["stateless", "stateful"])
+def test_topic_outputs_at_least_once_flow_as_records_arrive(build):
+    plan = plan_of(build)
+    assert flows_as_it_arrives(plan)
+    # the query asks for new records every POLL_INTERVAL, whatever the commit interval, and
+    # the source holds nothing back
+    assert trigger_interval(plan, commit_interval=5.0, limited=False) == POLL_INTERVAL
+    assert trigger_interval(plan, commit_interval=60.0, limited=False) == POLL_INTERVAL
+    assert min_batch_interval(plan, commit_interval=60.0, limited=False) == 0.0
+    # a shorter commit interval than the poll interval is kept
+    assert trigger_interval(plan, commit_interval=0.0, limited=False) == 0.0
+
+
+def test_sinks_and_exactly_once_start_a_micro_batch_per_commit_interval_held_by_the_source():
+    for plan in (plan_of(_with_sink), dataclasses.replace(plan_of(_topics_only), eos=object())):
+        assert not flows_as_it_arrives(plan)
+        # Spark polls often (a backlog is read at once); the source holds records back
+        assert trigger_interval(plan, commit_interval=5.0, limited=False) == POLL_INTERVAL
+        assert min_batch_interval(plan, commit_interval=5.0, limited=False) == 5.0
+        assert min_batch_interval(plan, commit_interval=2.0, limited=False) == 2.0
+
+
+def test_timers_keep_sparks_trigger_at_the_commit_interval():
+    plan = plan_of(_idle_windows)
+    assert not flows_as_it_arrives(plan)
+    # Spark runs a micro-batch every trigger for the timers: the trigger paces them
+    assert trigger_interval(plan, commit_interval=5.0, limited=False) == 5.0
+    assert min_batch_interval(plan, commit_interval=5.0, limited=False) == 0.0
+
+
+def test_runs_with_timeout_or_count_start_a_micro_batch_at_least_every_half_second():
+    sink = plan_of(_with_sink)
+    assert min_batch_interval(sink, commit_interval=5.0, limited=True) == LIMITED_RUN_INTERVAL == 0.5
+    assert min_batch_interval(sink, commit_interval=0.2, limited=True) == 0.2
+    assert trigger_interval(plan_of(_idle_windows), commit_interval=5.0, limited=True) == 0.5
+    assert trigger_interval(plan_of(_topics_only), commit_interval=5.0, limited=True) == POLL_INTERVAL
+
+
+@pytest.mark.parametrize("stateful", [False, True], ids=["stateless", "stateful"])
+def test_app_run_processes_records_as_they_arrive_not_per_commit_interval(make_app, kafka, stateful):
+    """``app.run()`` with no limits and a 60 s ``commit_interval``: three rounds of records,
+    each produced once the previous round's outputs arrived, all come out within 40 s each
+    (one micro-batch per commit interval would hold rounds 2 and 3 for a minute)."""
+    import json
+    import threading
+
+    from tests.conftest import json_messages
+
+    src, out = kafka.new_topic(partitions=2), kafka.new_topic()
+    group = "flow-" + ("stateful" if stateful else "stateless")
+    app = make_app(commit_interval=60.0, consumer_group=group)
+    sdf = app.dataframe(app.topic(src))
+    if stateful:
+        sdf = sdf.apply(lambda v, state: {**v, "seen": state.get("n", 0)}, stateful=True)
+    sdf.to_topic(app.topic(out))
+    rounds: list[list[int]] = []
+    failure: list[BaseException] = []
+
+    def feed() -> None:
+        try:
+            for r in range(3):
+                values = [{"round": r, "i": i} for i in range(4)]
+                kafka.produce(src, json_messages(values, key=lambda v: str(v["i"]).encode()))
+                got = kafka.consume(out, expected=4 * (r + 1), timeout=40)
+                rounds.append(sorted(json.loads(m.value())["round"] for m in got))
+        except BaseException as exc:  # reported by the test's thread
+            failure.append(exc)
+        finally:
+            app.stop()
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    app.run()  # production defaults: only stop() ends it
+    feeder.join()
+    assert not failure, failure
+    assert rounds == [[0] * 4, [0] * 4 + [1] * 4, [0] * 4 + [1] * 4 + [2] * 4]
+    assert sum(kafka.committed(group, src).values()) == 12
