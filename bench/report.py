@@ -5,7 +5,8 @@ Usage::
     .venv/bin/python bench/run.py --messages 1000000 --json out.json
     .venv/bin/python bench/report.py out.json --machine "2 cores, 24 GiB" > results.md
 
-The input is the list that ``bench/run.py --json`` writes: one object per (workload, system)
+``bench/user.py``'s result (``bench/results/latest.json``) gives its own tables
+(:func:`user_tables`). The input of the others is the list that ``bench/run.py --json`` writes: one object per (workload, system)
 with ``workload``, ``system``, ``seconds``, ``outputs``, ``peak_mb``, ``msg_per_s``,
 ``ratio_to_quix`` and ``ratio_to_limit`` (``null`` where there is nothing to compare), and
 for W5 ``p50_ms``, ``p99_ms`` and ``measured``. The output is the throughput table (W1-W4)
@@ -34,7 +35,7 @@ import json
 import sys
 from typing import Any, Optional, Sequence
 
-__all__ = ("throughput_table", "latency_table", "messages", "render", "main")
+__all__ = ("throughput_table", "latency_table", "user_tables", "messages", "render", "main")
 
 LOOP, QUIX, STREAMSPARK = "confluent-kafka loop", "quixstreams", "streamspark"
 
@@ -138,14 +139,96 @@ def render(rows: Sequence[dict[str, Any]], machine: str = "") -> str:
     return "\n".join(parts) + "\n"
 
 
+#: how each workload of ``bench/user.py`` is named in its tables
+USER_LABELS = {
+    "W1": "W1 stateless → topic",
+    "W2": "W2 running count → topic",
+    "W3": "W3 10 s tumbling window `.final()`",
+    "W6": "W6 `group_by` + running count",
+    "W1-avro": "W1-avro: W1 with Avro values in and out",
+    "W7": "W7 `join_asof` with a config topic",
+    "W1-csv": "W1-csv: `CSVSource` → W1 → topic",
+    "W5": "W5 stateless (W1) at 5k msg/s",
+    "W5-stateful": "W5-stateful (W2) at 5k msg/s",
+}
+
+
+def _gb(mb: Optional[float]) -> str:
+    return "—" if mb is None else f"{mb / 1024:.2f} GB"
+
+
+def user_tables(result: dict[str, Any]) -> str:
+    """The tables of a ``bench/user.py`` result: a backlog table (time to the first and the
+    last output, steady outputs/s, the ratios, peak memory as proportional set size) and, when
+    it has W5 rows, a latency table.
+
+    >>> rows = [
+    ...     {"workload": "W2", "system": "quixstreams", "first_output_s": 2.3, "last_output_s": 10.7,
+    ...      "steady_out_per_s": 61522, "peak_pss_mb": 327},
+    ...     {"workload": "W2", "system": "streamspark", "first_output_s": 9.5, "last_output_s": 16.0,
+    ...      "steady_out_per_s": 132458, "peak_pss_mb": 1731},
+    ...     {"workload": "W5", "system": "quixstreams", "p50_ms": 36.0, "p99_ms": 97.2, "peak_pss_mb": 74},
+    ...     {"workload": "W5", "system": "streamspark", "p50_ms": 255.7, "p99_ms": 729.6, "peak_pss_mb": 1228},
+    ... ]
+    >>> print(user_tables({"rows": rows}))
+    | workload | Quix Streams: first / last output, steady out/s | streamspark | steady × Quix | last output (Quix ÷ streamspark) | peak memory, Quix / streamspark |
+    |---|---|---|---|---|---|
+    | W2 running count → topic | 2.3 s / 10.7 s, 61.5k | 9.5 s / 16.0 s, 132k | **2.15** | 0.67 | 0.32 GB / 1.69 GB |
+    <BLANKLINE>
+    | workload | Quix Streams p50 / p99 | streamspark p50 / p99 | peak memory, Quix / streamspark |
+    |---|---|---|---|
+    | W5 stateless (W1) at 5k msg/s | 36 / 97 ms | 256 / 730 ms | 0.07 GB / 1.20 GB |
+    """
+    rows = result["rows"]
+    workloads = list(dict.fromkeys(r["workload"] for r in rows))
+
+    def cell(row: Optional[dict[str, Any]]) -> str:
+        if row is None or "first_output_s" not in row:
+            return "—"
+        return f"{row['first_output_s']:.1f} s / {row['last_output_s']:.1f} s, {rate(row['steady_out_per_s'])}"
+
+    backlog = [
+        "| workload | Quix Streams: first / last output, steady out/s | streamspark | steady × Quix "
+        "| last output (Quix ÷ streamspark) | peak memory, Quix / streamspark |",
+        "|---|---|---|---|---|---|",
+    ]
+    latency = [
+        "| workload | Quix Streams p50 / p99 | streamspark p50 / p99 | peak memory, Quix / streamspark |",
+        "|---|---|---|---|",
+    ]
+    for workload in workloads:
+        quix, ours = _find(rows, workload, QUIX), _find(rows, workload, STREAMSPARK)
+        memory = f"{_gb((quix or {}).get('peak_pss_mb'))} / {_gb((ours or {}).get('peak_pss_mb'))}"
+        label = USER_LABELS.get(workload, workload)
+        if ours is not None and "p50_ms" in ours:
+
+            def lat(row: Optional[dict[str, Any]]) -> str:
+                return "—" if row is None else f"{row['p50_ms']:.0f} / {row['p99_ms']:.0f} ms"
+
+            latency.append(f"| {label} | {lat(quix)} | {lat(ours)} | {memory} |")
+            continue
+        steady = last = "—"
+        if quix is not None and ours is not None and "steady_out_per_s" in quix and "steady_out_per_s" in ours:
+            steady = f"**{ours['steady_out_per_s'] / quix['steady_out_per_s']:.2f}**"
+            last = f"{quix['last_output_s'] / ours['last_output_s']:.2f}"
+        backlog.append(f"| {label} | {cell(quix)} | {cell(ours)} | {steady} | {last} | {memory} |")
+    parts = ["\n".join(backlog)] if len(backlog) > 2 else []
+    if len(latency) > 2:
+        parts.append("\n".join(latency))
+    return "\n\n".join(parts)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description="Markdown tables from a bench/run.py --json file")
-    parser.add_argument("json_file", help="the file bench/run.py --json wrote")
+    parser = argparse.ArgumentParser(description="Markdown tables from a bench/run.py or bench/user.py JSON file")
+    parser.add_argument("json_file", help="the file bench/run.py --json or bench/user.py wrote")
     parser.add_argument("--machine", default="", help='what it ran on, e.g. "2 cores, 24 GiB"')
     args = parser.parse_args(argv)
     with open(args.json_file) as f:
-        rows = json.load(f)
-    sys.stdout.write(render(rows, args.machine))
+        data = json.load(f)
+    if isinstance(data, dict) and data.get("mode") == "user":
+        sys.stdout.write(user_tables(data) + "\n")
+    else:
+        sys.stdout.write(render(data, args.machine))
     return 0
 
 

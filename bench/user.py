@@ -25,7 +25,8 @@ Results go to ``bench/results/latest.json`` (``--json`` to change): a ``rows`` l
 workload, ``ratio_to_quix_steady`` (streamspark's steady rate / Quix Streams'),
 ``ratio_to_quix_last_output`` (Quix Streams' time to the last output / streamspark's: above 1
 means streamspark finished first) and ``ratio_to_quix_first_output`` (the same for the first
-output).
+output). ``bench/report.py bench/results/latest.json`` turns it into the tables of
+``docs/benchmarks.md``.
 
 Workloads (~150-byte JSON values, 4 partitions, keys of 10k sensors, as ``bench/run.py``):
 W1 filter + column arithmetic + apply -> topic; W2 running count per key -> topic; W3 10 s

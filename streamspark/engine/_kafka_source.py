@@ -252,9 +252,6 @@ class _KafkaStreamReader(DataSourceStreamReader):
         record stamped after T (never below its start, never beyond its cap), and the
         partitions whose last record defines T keep their capped range, so every batch moves on.
 
-        The first micro-batch of a run takes at most :data:`FIRST_BATCH_RECORDS` records of
-        a partition.
-
         With ``min_batch_interval``, new records wait (the start offsets are returned: Spark
         then runs no micro-batch) until that long after the last micro-batch with records was
         planned, unless a partition has more records waiting than one micro-batch takes or the
@@ -265,10 +262,6 @@ class _KafkaStreamReader(DataSourceStreamReader):
         cap = self._max_per_partition
         if isinstance(limit, ReadMaxRows):
             cap = min(cap, int(limit.max_rows))
-        if self._last_planned is None:
-            # the run's first micro-batch is small, so its first results come early (it also
-            # pays for starting Spark's Python workers); the backlog follows at once
-            cap = min(cap, FIRST_BATCH_RECORDS)
         self._start_call()
         parts = self._partitions()
         end: dict[str, dict[str, int]] = {}
@@ -522,11 +515,6 @@ class _KafkaStreamReader(DataSourceStreamReader):
         if rows:
             yield rows
 
-
-#: the most records of a partition that the first micro-batch of a run takes: over a backlog, a
-#: small first micro-batch brings the first results seconds earlier (a stateful one waits for
-#: all its records to be read and shuffled), and the next one starts right after it
-FIRST_BATCH_RECORDS = 10_000
 
 #: a small micro-batch (a steady trickle) gets a Spark task per this many records, at most
 #: one per core (see :func:`plan_tasks`)

@@ -17,7 +17,11 @@ def reader_of(kafka):
 
     def make(topic: str, cap: int, interval: float) -> _KafkaStreamReader:
         options = source_options(
-            [topic], "earliest", max_records_per_partition=cap, request_timeout=10, min_batch_interval=interval
+            [topic],
+            "earliest",
+            max_records_per_partition=cap,
+            request_timeout=10,
+            min_batch_interval=interval,
         )
         reader = _KafkaStreamReader(options, SourcePrivate.of({"bootstrap.servers": kafka.address, "group.id": "hold"}))
         readers.append(reader)
@@ -103,20 +107,3 @@ def test_a_sink_pipeline_reads_a_backlog_without_waiting_for_the_commit_interval
     stopper.join()
     assert [v["i"] for v in sink] == list(range(20))
     assert batches[0] >= 4
-
-
-def test_the_first_micro_batch_of_a_run_is_small_and_the_backlog_follows_at_once(kafka, reader_of, monkeypatch):
-    from streamspark.engine import _kafka_source
-
-    assert _kafka_source.FIRST_BATCH_RECORDS == 10_000
-    monkeypatch.setattr(_kafka_source, "FIRST_BATCH_RECORDS", 3)
-    topic = kafka.new_topic()
-    _produce(kafka, topic, 10)
-    reader = reader_of(topic, cap=100, interval=60.0)
-    end = reader.latestOffset({topic: {"0": 0}}, None)
-    assert end == {topic: {"0": 3}}
-    # the rest, within the cap of 100, right away: the first micro-batch left it behind
-    end = reader.latestOffset(end, None)
-    assert end == {topic: {"0": 10}}
-    # a new run (a new reader) starts small again
-    assert reader_of(topic, cap=100, interval=60.0).latestOffset({topic: {"0": 0}}, None) == {topic: {"0": 3}}
