@@ -169,9 +169,10 @@ class Application:
         ``"earliest"``, ``"latest"`` (default) or ``"error"``.
     :param commit_interval: how often offsets are committed, in seconds. A micro-batch is the
         unit of commit: a pipeline whose outputs are all topics (at least once) starts a
-        micro-batch as soon as records arrive, so it commits at least this often; with a sink,
-        exactly-once or ``close_idle_after`` windows, a micro-batch starts every
-        ``commit_interval`` (docs/guarantees.md).
+        micro-batch as soon as records arrive, so it commits at least this often; with a sink
+        or exactly-once, a micro-batch starts every ``commit_interval`` (at once while there is
+        a backlog); with ``close_idle_after`` windows, every ``commit_interval``
+        (docs/guarantees.md).
     :param commit_every: caps the records of one micro-batch per partition (0: no cap beyond
         ``max_records_per_partition``).
     :param state_dir: where the Spark checkpoint (offsets, state) lives (env ``Quix__State__Dir``).
