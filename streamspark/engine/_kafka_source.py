@@ -267,7 +267,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
         end: dict[str, dict[str, int]] = {}
         begins: dict[tuple[str, int], int] = {}
         capped: list[tuple[str, int, int, int]] = []
-        backlog = False
+        backlog = has_records = False
         for topic, ps in parts.items():
             known = start.get(topic, {})
             end[topic] = {}
@@ -279,11 +279,11 @@ class _KafkaStreamReader(DataSourceStreamReader):
                 begin = int(begin)
                 stop = end[topic][str(p)] = max(begin, min(high, begin + cap))
                 begins[(topic, p)] = begin
+                has_records = has_records or stop > begin
                 backlog = backlog or stop < high
                 if stop < high and topic in self._aligned:
                     capped.append((topic, p, begin, stop))
         now = time.monotonic()
-        has_records = any(stop > begins[(t, int(p))] for t, ends in end.items() for p, stop in ends.items())
         if has_records and not backlog and not self._catching_up and self._held_back(now):
             return {topic: dict(offsets) for topic, offsets in start.items()}
         if capped:

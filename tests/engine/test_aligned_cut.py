@@ -7,29 +7,17 @@ from typing import Optional
 
 import pytest
 
-from streamspark.engine._kafka_source import SourcePrivate, _KafkaStreamReader, source_options
+from streamspark.engine._kafka_source import _KafkaStreamReader, source_options
 
 
 @pytest.fixture
-def planner(kafka):
-    """Readers planning over the test broker; closed at the end."""
-    readers: list[_KafkaStreamReader] = []
+def planner(source_planner):
+    """Readers planning over the test broker, every topic aligned unless ``aligned`` names them."""
 
     def make(topics: list[str], cap: int, aligned: Optional[list[str]] = None) -> _KafkaStreamReader:
-        options = source_options(
-            topics,
-            "earliest",
-            max_records_per_partition=cap,
-            request_timeout=10,
-            aligned_topics=topics if aligned is None else aligned,
-        )
-        reader = _KafkaStreamReader(options, SourcePrivate.of({"bootstrap.servers": kafka.address, "group.id": "cut"}))
-        readers.append(reader)
-        return reader
+        return source_planner(topics, cap, aligned_topics=topics if aligned is None else aligned)
 
-    yield make
-    for reader in readers:
-        reader.stop()
+    return make
 
 
 def _produce(kafka, topic: str, stamps: list[int], partition: int = 0) -> None:

@@ -8,28 +8,17 @@ import time
 
 import pytest
 
-from streamspark.engine._kafka_source import SourcePrivate, _KafkaStreamReader, source_options
+from streamspark.engine._kafka_source import _KafkaStreamReader
 
 
 @pytest.fixture
-def reader_of(kafka):
-    readers: list[_KafkaStreamReader] = []
+def reader_of(source_planner):
+    """A reader of one topic holding records back for ``interval`` seconds."""
 
     def make(topic: str, cap: int, interval: float) -> _KafkaStreamReader:
-        options = source_options(
-            [topic],
-            "earliest",
-            max_records_per_partition=cap,
-            request_timeout=10,
-            min_batch_interval=interval,
-        )
-        reader = _KafkaStreamReader(options, SourcePrivate.of({"bootstrap.servers": kafka.address, "group.id": "hold"}))
-        readers.append(reader)
-        return reader
+        return source_planner([topic], cap, min_batch_interval=interval)
 
-    yield make
-    for reader in readers:
-        reader.stop()
+    return make
 
 
 def _produce(kafka, topic: str, n: int) -> None:
