@@ -584,6 +584,11 @@ class Application:
                     watcher.start()
                 logger.info("Starting the streaming query (checkpoint: %s)", self.checkpoint_dir)
                 runner.run(RunLimits(timeout=timeout, count=count))
+        except BaseException:
+            # a failed source stops the query at once: whatever that cut short, its error wins
+            if watcher is not None and watcher.error is not None:
+                raise watcher.error
+            raise
         finally:
             restore_callbacks()
             if callbacks is not None:

@@ -138,7 +138,10 @@ class QueryRunner:
         except _StopRequested:
             raise
         except BaseException as exc:
-            self._failure = exc
+            # a stop that does not wait for the batch (a failed source, stop(fail=True)) interrupts
+            # it: that interruption is not the run's failure
+            if not (self.fail_fast and self._stop.is_set()):
+                self._failure = exc
             self._stop.set()
             raise
         finally:

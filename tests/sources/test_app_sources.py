@@ -5,6 +5,8 @@ stopping the run with ``SourceException``."""
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pytest
 
@@ -35,6 +37,19 @@ class Broken(Source):
         msg = self.serialize(key="x", value={"n": 0})
         self.produce(key=msg.key, value=msg.value)
         self.flush()
+        raise RuntimeError("the sensor bus went away")
+
+
+class FailsOnMarker(Source):
+    """Fails once ``marker`` exists (a micro-batch of the pipeline beside it writes it)."""
+
+    def __init__(self, name: str, marker: str) -> None:
+        super().__init__(name=name)
+        self.marker = marker
+
+    def run(self) -> None:
+        while self.running and not os.path.exists(self.marker):
+            time.sleep(0.05)
         raise RuntimeError("the sensor bus went away")
 
 
@@ -79,3 +94,24 @@ def test_a_failing_source_stops_the_run_with_source_exception(make_app, kafka):
     with pytest.raises(SourceException, match=f"broken-{out}") as info:
         app.run()  # unbounded: only the source's failure ends it
     assert "the sensor bus went away" in str(info.value) + str(info.value.__cause__)
+
+
+def test_a_source_failing_during_a_micro_batch_is_the_error_run_raises(make_app, kafka, tmp_path):
+    """The failed source stops the query at once, cutting the micro-batch in flight short:
+    ``run()`` raises the source's error, not Spark's interruption of that batch."""
+    src, side, out = kafka.new_topic(), kafka.new_topic(), kafka.new_topic()
+    kafka.produce(src, [{"key": b"k", "value": b'{"n": 1}'}])
+    marker = str(tmp_path / "batch-started")
+
+    def slow(value):
+        open(marker, "w").close()
+        time.sleep(30)
+        return value
+
+    app = make_app()
+    app.add_source(FailsOnMarker(f"fails-{side}", marker), topic=app.topic(side))
+    app.dataframe(app.topic(src)).apply(slow).to_topic(app.topic(out))
+    with pytest.raises(SourceException, match=f"fails-{side}") as info:
+        app.run()
+    assert "the sensor bus went away" in str(info.value) + str(info.value.__cause__)
+    assert os.path.exists(marker)  # the source failed while the micro-batch ran
