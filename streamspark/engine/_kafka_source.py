@@ -13,6 +13,9 @@ What ``read`` emits depends on the pipeline (set by the query runner):
 
 - a stateless pipeline (a fused plan, see :func:`query_source`): the pipeline runs right there,
   one summary row per task;
+- a pipeline with a group_by (a fused plan and ``group_by_buckets``): the steps before the
+  group_by run right there, and the re-keyed records are packed per (bucket of the new key,
+  chunk) into one pickled row (:data:`PACKED_GROUPED_SCHEMA`), with the task's summary in bucket -1;
 - a stateful one without a group_by (``packed_buckets``): the records, already assigned to their
   state bucket (:func:`bucket_of_key`, or :func:`bucket_of_partition` for windows closing by
   partition), packed per (bucket, chunk) into one pickled row (:data:`PACKED_SCHEMA`), so the
@@ -44,7 +47,10 @@ __all__ = (
     "SOURCE_COLUMNS",
     "ARROW_SCHEMA",
     "PACKED_SCHEMA",
+    "PACKED_GROUPED_ARROW",
+    "PACKED_GROUPED_SCHEMA",
     "source_options",
+    "fused_group_by_options",
     "query_source",
     "packed_options",
     "bucket_of_key",
@@ -80,6 +86,15 @@ _ROWS_PER_ARROW_BATCH = 20_000
 #: records as a pickled list of tuples in ``SOURCE_COLUMNS`` order (headers unpickled)
 PACKED_ARROW = pa.schema([("_bucket", pa.int64()), ("partition", pa.int32()), ("offset", pa.int64()), ("records", pa.binary())])
 PACKED_SCHEMA = ddl(PACKED_ARROW)
+#: the packed rows of a fused group_by (see :func:`fused_group_by_options`): the bucket of the
+#: new keys (an int, the type the plain path's pre-shuffle stage gives it, so a checkpoint
+#: carries on from one path to the other), where the chunk's source records start, and its
+#: re-keyed records pickled as a list of ``(group node id, key, value, timestamp, headers,
+#: topic, partition, offset)``; bucket -1 carries the pickled summary of the source task
+PACKED_GROUPED_ARROW = pa.schema(
+    [("_bucket", pa.int32()), ("partition", pa.int32()), ("offset", pa.int64()), ("records", pa.binary())]
+)
+PACKED_GROUPED_SCHEMA = ddl(PACKED_GROUPED_ARROW)
 
 
 def source_options(
@@ -163,6 +178,9 @@ class _KafkaStreamReader(DataSourceStreamReader):
         #: emit packed rows per state bucket (see the module docstring): the bucket count, and
         #: whether buckets follow Kafka partitions rather than message keys
         self._packed: Optional[int] = int(options["packed_buckets"]) if "packed_buckets" in options else None
+        #: with a fused plan: run the steps before its group_by and pack the re-keyed records
+        #: into this many buckets (see :func:`fused_group_by_options`)
+        self._group_by_buckets: Optional[int] = int(options["group_by_buckets"]) if "group_by_buckets" in options else None
         self._bucket_by_partition = options.get("bucket_by") == "partition"
         #: the end bucket of each shuffle partition: every task emits an empty row for each
         #: (see ``ProducerFlush``)
@@ -401,9 +419,14 @@ class _KafkaStreamReader(DataSourceStreamReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if self._private.fused_plan is not None:
             # stateless pipelines run right here: records never leave this Python worker
-            from .task_entry import run_fused
+            from .task_entry import run_fused, run_fused_pre_shuffle
 
-            yield from run_fused(self._read_records(partition, pickled_headers=False), _fused_plan(self._private))
+            records = self._read_records(partition, pickled_headers=False)
+            if self._group_by_buckets is not None:
+                # so do the steps before a group_by; the shuffle gets packed re-keyed records
+                yield from run_fused_pre_shuffle(records, _fused_plan(self._private), self._group_by_buckets)
+            else:
+                yield from run_fused(records, _fused_plan(self._private))
             return
         if self._packed is not None:
             yield from self._read_packed(partition, self._packed)
@@ -584,12 +607,13 @@ class SourcePrivate:
 
     token: str
     kafka_config_json: str
-    #: the cloudpickled ``PipelinePlan`` of a stateless pipeline (None: the source only reads)
+    #: the cloudpickled ``PipelinePlan`` to run in the source: a stateless pipeline, or the steps
+    #: before a group_by (None: the source only reads)
     fused_plan: Optional[bytes] = None
 
     @classmethod
     def of(cls, kafka_config: dict[str, Any], plan: Any = None) -> "SourcePrivate":
-        """Settings for a new query: ``kafka_config`` and optionally a stateless plan to run fused."""
+        """Settings for a new query: ``kafka_config`` and optionally a plan to run fused."""
         from pyspark import cloudpickle
 
         fused = cloudpickle.dumps(plan) if plan is not None else None
@@ -622,6 +646,16 @@ def packed_options(buckets: int, by_partition: bool, end_buckets: Sequence[int] 
     if end_buckets:
         options["end_buckets"] = json.dumps(list(end_buckets))
     return options
+
+
+def fused_group_by_options(buckets: int) -> dict[str, str]:
+    """Source options for a fused plan with a group_by: the source runs the steps before the
+    group_by and packs the re-keyed records into ``buckets`` state buckets.
+
+    >>> fused_group_by_options(64)
+    {'group_by_buckets': '64'}
+    """
+    return {"group_by_buckets": str(buckets)}
 
 
 def query_source(kafka_config: dict[str, Any], fused_plan: Any = None) -> type["KafkaDataSource"]:
@@ -674,7 +708,7 @@ class KafkaDataSource(DataSource):
         if self._settings().fused_plan is not None:
             from .summary import SUMMARY_SCHEMA
 
-            return SUMMARY_SCHEMA
+            return PACKED_GROUPED_SCHEMA if "group_by_buckets" in self.options else SUMMARY_SCHEMA
         if "packed_buckets" in self.options:
             return PACKED_SCHEMA
         return SOURCE_SCHEMA

@@ -65,6 +65,9 @@ class Emitter:
         self.producer, self.reports = (txn.producer, txn.reports) if txn is not None else task_producer(plan.producer_config)
         #: records re-keyed by a group_by, waiting for the shuffle (pre-shuffle stage only)
         self.grouped: list[tuple[Any, ...]] = []
+        #: keep re-keyed records as objects, to be pickled a chunk at a time by the fused
+        #: group_by path (``pack_grouped``), instead of a row of pickled fields per record
+        self.pack_groups = False
         self.buckets = 1
         self.ctx: MessageContext = MessageContext()
         self.produced = 0
@@ -128,6 +131,9 @@ class Emitter:
         ctx = self.ctx
         try:
             bucket = bucket_of_key(scope_key(key), self.buckets)
+            if self.pack_groups:
+                self.grouped.append((bucket, node.id, key, value, timestamp, headers, ctx.topic, ctx.partition, ctx.offset))
+                return
             row = (
                 bucket,
                 node.id,

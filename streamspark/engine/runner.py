@@ -12,9 +12,9 @@ import uuid
 from typing import Any, Callable, Optional
 
 from ..exceptions import ProcessingError
-from ._kafka_source import packed_options, query_source, source_options
+from ._kafka_source import fused_group_by_options, packed_options, query_source, source_options
 from ._plan import PipelinePlan
-from .strategies import FUSED_SOURCE, ONE_FLUSH_PER_PARTITION, PACKED_BUCKETS, Strategies
+from .strategies import FUSED_GROUP_BY, FUSED_SOURCE, ONE_FLUSH_PER_PARTITION, PACKED_BUCKETS, Strategies
 from .task_entry import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
 from .bucketing import end_buckets, key_bucket_column, partition_bucket_column
 from .lag import LagMonitor, end_offsets, total_lag
@@ -256,12 +256,18 @@ class QueryRunner:
         plan.strategies = strategies.names_for(plan)
         packed = PACKED_BUCKETS.name in plan.strategies
         fused = FUSED_SOURCE.name in plan.strategies
+        fused_group_by = FUSED_GROUP_BY.name in plan.strategies
         # the Kafka settings and a fused plan (credentials) travel with the source's class, not
         # as options, which the query plan shows (see query_source)
-        source = query_source(self.kafka_config, plan if fused else None)
+        source = query_source(self.kafka_config, plan if fused or fused_group_by else None)
         spark.dataSource.register(source)
         if fused:
             summaries = spark.readStream.format(source.name()).options(**options).load()
+        elif fused_group_by:
+            # the source runs the steps before the group_by and packs the re-keyed records
+            options.update(fused_group_by_options(self.state_buckets))
+            df = spark.readStream.format(source.name()).options(**options).load()
+            summaries = self._pipeline(df, packed=True)
         else:
             if packed:
                 if ONE_FLUSH_PER_PARTITION.name in plan.strategies:
@@ -282,7 +288,8 @@ class QueryRunner:
     def _pipeline(self, df: Any, packed: bool = False) -> Any:
         """The streaming plan: records in, one summary row per task (or per state bucket) out.
 
-        :param packed: ``df`` has the source's packed rows, already bucketed (stateful only).
+        :param packed: ``df`` has the source's packed rows, already bucketed (stateful
+            pipelines; after a group_by, the re-keyed records of the fused group_by path).
         """
         plan = self.plan
         plan.validate()

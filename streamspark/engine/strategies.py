@@ -13,7 +13,7 @@ False
 >>> Strategies(plain={"no-such-path"})
 Traceback (most recent call last):
 ...
-ValueError: Unknown fast path(s) ['no-such-path']: known are ['columnar-windows', 'fused-source', 'one-flush-per-partition', 'packed-buckets']
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets']
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ __all__ = (
     "Strategies",
     "FUSED_SOURCE",
     "PACKED_BUCKETS",
+    "FUSED_GROUP_BY",
     "COLUMNAR_WINDOWS",
     "ONE_FLUSH_PER_PARTITION",
     "STRATEGIES",
@@ -93,6 +94,17 @@ PACKED_BUCKETS = Strategy(
     checked_by="tests/engine/test_packed_buckets.py",
 )
 
+#: a pipeline with a group_by: the steps before the group_by run inside the Kafka source's
+#: ``read()``, which packs the re-keyed records per state bucket of their new key (a row per
+#: bucket and chunk reaches the shuffle, not a row per record, and records never cross the JVM
+#: between the source and the pre-shuffle steps)
+FUSED_GROUP_BY = Strategy(
+    name="fused-group-by",
+    applies=lambda plan: bool(plan.group_nodes),
+    plain="source rows -> mapInArrow(run_pre_shuffle), a row of pickled fields per re-keyed record",
+    checked_by="tests/engine/test_fused_group_by.py",
+)
+
 #: ``.final()`` time windows with built-in aggregations are computed a batch at a time
 COLUMNAR_WINDOWS = Strategy(
     name="columnar-windows",
@@ -114,7 +126,7 @@ ONE_FLUSH_PER_PARTITION = Strategy(
 )
 
 #: in dependency order (a strategy after those it requires)
-STRATEGIES: tuple[Strategy, ...] = (FUSED_SOURCE, PACKED_BUCKETS, COLUMNAR_WINDOWS, ONE_FLUSH_PER_PARTITION)
+STRATEGIES: tuple[Strategy, ...] = (FUSED_SOURCE, PACKED_BUCKETS, FUSED_GROUP_BY, COLUMNAR_WINDOWS, ONE_FLUSH_PER_PARTITION)
 
 
 class Strategies:

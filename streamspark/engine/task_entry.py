@@ -2,7 +2,9 @@
 
 - :func:`run_fused`: a stateless pipeline inside the Kafka source's ``read()``;
 - :func:`run_task`: a stateless pipeline over ``mapInArrow`` batches (the plain path);
-- :func:`run_pre_shuffle`: everything up to the ``group_by`` nodes, before the shuffle;
+- :func:`run_pre_shuffle`: everything up to the ``group_by`` nodes, before the shuffle (the
+  plain path); :func:`run_fused_pre_shuffle`: the same inside the source's ``read()``, packing
+  the re-keyed records per state bucket;
 - :func:`run_bucket`: a bucket of keys with its state (``applyInPandasWithState``).
 
 Each reports one summary row per task (or bucket); a record error never fails the Spark task.
@@ -19,7 +21,7 @@ import pyarrow as pa
 
 from ..logging import configure_logging
 from ._arrow import ddl
-from ._kafka_source import SOURCE_COLUMNS
+from ._kafka_source import PACKED_GROUPED_ARROW, SOURCE_COLUMNS
 from ._plan import PipelinePlan
 from .alignment import in_time_order
 from .bucketing import is_end_bucket, spark_partition_of
@@ -35,6 +37,8 @@ __all__ = (
     "run_fused",
     "run_bucket",
     "run_pre_shuffle",
+    "run_fused_pre_shuffle",
+    "pack_grouped",
     "end_of_partition",
     "source_records",
     "task_start",
@@ -105,7 +109,8 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
     grouped = bool(plan.group_nodes)
     if grouped and key[0] == _SUMMARY_BUCKET:
         # summaries of the pre-shuffle stage pass through to the driver
-        for blob in frame["summary"] if frame is not None else ():
+        column = "records" if frame is not None and "records" in frame.columns else "summary"
+        for blob in frame[column] if frame is not None else ():
             yield pd.DataFrame({k: [v] for k, v in pickle.loads(blob).as_row().items()})
         return
     bucket = int(key[0])
@@ -141,19 +146,23 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
             ranks = {name: i for i, name in enumerate(plan.topics)} if plan.time_aligned else None
             if grouped:
                 processor.input_count = 0  # counted by the pre-shuffle stage
-                rows = [
-                    (node_id, pickle.loads(k), pickle.loads(v), ts, pickle.loads(h) if h is not None else None, t, p, o)
-                    for node_id, k, v, ts, h, t, p, o in zip(
-                        frame["group_node"],
-                        frame["gkey"],
-                        frame["gvalue"],
-                        frame["timestamp"],
-                        frame["gheaders"],
-                        frame["topic"],
-                        frame["partition"],
-                        frame["offset"],
-                    )
-                ]
+                rows: list[tuple[Any, ...]]
+                if "records" in frame.columns:  # packed by the fused group_by
+                    rows = list(_unpacked(frame["records"].tolist()))
+                else:
+                    rows = [
+                        (node_id, pickle.loads(k), pickle.loads(v), ts, pickle.loads(h) if h is not None else None, t, p, o)
+                        for node_id, k, v, ts, h, t, p, o in zip(
+                            frame["group_node"],
+                            frame["gkey"],
+                            frame["gvalue"],
+                            frame["timestamp"],
+                            frame["gheaders"],
+                            frame["topic"],
+                            frame["partition"],
+                            frame["offset"],
+                        )
+                    ]
                 processor.process_grouped(rows if ranks is None else in_time_order(rows, ranks, 5, 6, 7, 3))
             else:
                 records: Iterable[tuple[Any, ...]] = (
@@ -238,4 +247,81 @@ def run_pre_shuffle(batches: Iterator[pa.RecordBatch], plan: PipelinePlan, bucke
     yield pa.RecordBatch.from_pydict(
         {f.name: [None] for f in _GROUPED_ARROW} | {"_bucket": [_SUMMARY_BUCKET], "summary": [pickle.dumps(summary)]},
         schema=_GROUPED_ARROW,
+    )
+
+
+def run_fused_pre_shuffle(
+    chunks: Iterator[Iterable[tuple[Any, ...]]], plan: PipelinePlan, buckets: int
+) -> Iterator[pa.RecordBatch]:
+    """The pre-shuffle stage inside the Kafka source's ``read()`` (the fused group_by path):
+    runs everything up to the group_by nodes over chunks of source records, and yields the
+    re-keyed records packed per state bucket and chunk (:func:`pack_grouped`), then the task's
+    summary row in bucket -1. As on the plain path, a task that failed yields only its summary."""
+    task_start(plan)
+    processor = TaskProcessor(plan, current_spark_partition(), stage="pre", buckets=buckets)
+    packed: list[pa.RecordBatch] = []
+    emitter = processor.emitter
+    if emitter is not None:
+        emitter.pack_groups = True
+    for records in chunks:
+        if processor.failed:
+            continue  # drain the input; the error is reported below
+        processor.process(records)
+        if emitter is not None and emitter.grouped and not processor.failed:
+            try:
+                packed.append(pack_grouped(emitter.grouped))
+            except TaskFailure as fatal:
+                processor.abandon(fatal)
+            emitter.grouped = []
+    summary = processor.finish()
+    if summary.error is None:
+        yield from packed
+    yield pa.RecordBatch.from_pydict(
+        {"_bucket": [_SUMMARY_BUCKET], "partition": [-1], "offset": [-1], "records": [pickle.dumps(summary)]},
+        schema=PACKED_GROUPED_ARROW,
+    )
+
+
+def pack_grouped(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
+    """Re-keyed records ``(bucket, group node id, key, value, timestamp, headers, topic,
+    partition, offset)`` of one chunk of source records as a row per bucket: where the bucket's
+    records start (source partition and offset, the order in which a bucket runs its chunks)
+    and its records, pickled as one list (in the order they were re-keyed).
+
+    A record that cannot be pickled fails the task as the plain path's row of pickled fields
+    does: at the group_by, with the record's topic, partition and offset.
+
+    >>> batch = pack_grouped([(3, 7, "k", {"n": 1}, 5, None, "t", 0, 10), (1, 7, "j", {}, 6, None, "t", 0, 11)])
+    >>> batch.column("_bucket").to_pylist(), batch.column("offset").to_pylist()
+    ([3, 1], [10, 11])
+    >>> pickle.loads(batch.column("records")[0].as_py())
+    [(7, 'k', {'n': 1}, 5, None, 't', 0, 10)]
+    """
+    groups: dict[int, list[tuple[Any, ...]]] = {}
+    for row in rows:
+        group = groups.get(row[0])
+        if group is None:
+            groups[row[0]] = [row[1:]]
+        else:
+            group.append(row[1:])
+    blobs = []
+    for group in groups.values():
+        try:
+            blobs.append(pickle.dumps(group, protocol=pickle.HIGHEST_PROTOCOL))
+        except Exception:
+            for one in group:  # name the record that cannot cross the shuffle
+                try:
+                    pickle.dumps(one, protocol=pickle.HIGHEST_PROTOCOL)
+                except Exception as exc:
+                    raise TaskFailure(exc, Stage.GROUP_BY, one[5], one[6], one[7]) from exc
+            raise
+    firsts = [group[0] for group in groups.values()]
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(list(groups), pa.int32()),
+            pa.array([first[6] for first in firsts], pa.int32()),
+            pa.array([first[7] for first in firsts], pa.int64()),
+            pa.array(blobs, pa.binary()),
+        ],
+        schema=PACKED_GROUPED_ARROW,
     )

@@ -10,6 +10,7 @@ import pytest
 from streamspark.dataframe.windows import Count, Mean
 from streamspark.engine.strategies import (
     COLUMNAR_WINDOWS,
+    FUSED_GROUP_BY,
     FUSED_SOURCE,
     ONE_FLUSH_PER_PARTITION,
     PACKED_BUCKETS,
@@ -44,9 +45,10 @@ def test_a_current_window_has_no_columnar_form():
     assert COLUMNAR_WINDOWS.name not in Strategies().names_for(plan)
 
 
-def test_a_group_by_pipeline_takes_no_fast_path():
+def test_a_group_by_pipeline_takes_the_fused_group_by_only():
     plan = plan_of(lambda app, sdf: sdf.group_by("g").apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
-    assert Strategies().names_for(plan) == frozenset()
+    assert Strategies().names_for(plan) == {FUSED_GROUP_BY.name}
+    assert Strategies(plain={"fused-group-by"}).names_for(plan) == frozenset()
 
 
 def test_one_flush_per_partition_needs_packed_buckets_and_at_least_once():

@@ -53,7 +53,13 @@ def test_stages_compare_as_their_words():
 
 @pytest.mark.parametrize(
     "name",
-    ["streamspark.engine.summary", "streamspark.engine.bucketing", "streamspark.engine.lag", "streamspark.engine.callbacks"],
+    [
+        "streamspark.engine.summary",
+        "streamspark.engine.bucketing",
+        "streamspark.engine.lag",
+        "streamspark.engine.callbacks",
+        "streamspark.engine.task_entry",
+    ],
 )
 def test_module_doctests(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
