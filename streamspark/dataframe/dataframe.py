@@ -360,6 +360,9 @@ class StreamingDataFrame:
         grace_ms: Union[int, "timedelta"] = 0,
         name: Optional[str] = None,
         on_late: Optional[Callable[..., Optional[bool]]] = None,
+        *,
+        before_update: Optional[Callable[[Any, Any, Any, int, Any], bool]] = None,
+        after_update: Optional[Callable[[Any, Any, Any, int, Any], bool]] = None,
     ) -> "TumblingTimeWindowDefinition":
         """Fixed, non-overlapping event-time windows ``[start, start + duration)`` aligned to the epoch.
 
@@ -368,14 +371,26 @@ class StreamingDataFrame:
         (``closing_strategy="partition"``: the partition's). ``on_late(value, key, timestamp_ms,
         late_by_ms, start, end, name, topic, partition, offset)`` returns True to log a late record.
 
+        ``before_update(aggregated, value, key, timestamp, headers)`` and ``after_update(...)``
+        close a window early when they return True: ``.final()`` emits it at once, without
+        the record (``before_update``, which sees the state before the record) or with it
+        (``after_update``), and the window's next record starts it afresh. ``.current()``
+        emits no update for a window closed this way.
+
         >>> from streamspark.models import Topic
         >>> sdf = StreamingDataFrame(Topic("t")).tumbling_window(10).count().current()
         >>> sdf.test(1, timestamp=12)
         [({'start': 10, 'end': 20, 'value': 1}, b'key', 10, None)]
+        >>> full = StreamingDataFrame(Topic("t")).tumbling_window(100, after_update=lambda agg, *_: agg >= 2)
+        >>> sdf = full.count().final()
+        >>> [sdf.test(v, timestamp=t) for v, t in ((1, 1), (2, 2))]
+        [[], [({'start': 0, 'end': 100, 'value': 2}, b'key', 0, None)]]
         """
         from .windows.definitions import TumblingTimeWindowDefinition
 
-        return TumblingTimeWindowDefinition(self, duration_ms, grace_ms, name, on_late)
+        return TumblingTimeWindowDefinition(
+            self, duration_ms, grace_ms, name, on_late, before_update=before_update, after_update=after_update
+        )
 
     def hopping_window(
         self,
@@ -384,11 +399,25 @@ class StreamingDataFrame:
         grace_ms: Union[int, "timedelta"] = 0,
         name: Optional[str] = None,
         on_late: Optional[Callable[..., Optional[bool]]] = None,
+        *,
+        before_update: Optional[Callable[[Any, Any, Any, int, Any], bool]] = None,
+        after_update: Optional[Callable[[Any, Any, Any, int, Any], bool]] = None,
     ) -> "HoppingTimeWindowDefinition":
-        """Overlapping event-time windows of ``duration_ms`` starting every ``step_ms`` (see :meth:`tumbling_window`)."""
+        """Overlapping event-time windows of ``duration_ms`` starting every ``step_ms`` (see
+        :meth:`tumbling_window`, also for ``before_update`` and ``after_update``, which run for
+        each window of the record)."""
         from .windows.definitions import HoppingTimeWindowDefinition
 
-        return HoppingTimeWindowDefinition(self, duration_ms, grace_ms, name, on_late, step_ms=step_ms)
+        return HoppingTimeWindowDefinition(
+            self,
+            duration_ms,
+            grace_ms,
+            name,
+            on_late,
+            step_ms=step_ms,
+            before_update=before_update,
+            after_update=after_update,
+        )
 
     def sliding_window(
         self,

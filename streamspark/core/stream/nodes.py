@@ -508,7 +508,7 @@ class MergeIntoNode(StreamNode):
 
 
 class WindowNode(StreamNode):
-    """A window: ``processor.process(value, key, ts, store, want_updates)`` gives (updated,
+    """A window: ``processor.process(value, key, ts, store, want_updates, headers)`` gives (updated,
     expired) ``(key, result)`` lists; ``emit`` is ``"current"`` or ``"final"``. Each result
     becomes a record with the window's start as its timestamp."""
 
@@ -543,7 +543,7 @@ class WindowNode(StreamNode):
             if k is None:
                 _skip_none_key()
                 return
-            updated, expired = process(v, k, t, store, want_updates)
+            updated, expired = process(v, k, t, store, want_updates, h)
             if idle:
                 processor.touch(store.window_data(processor.name, k), k, int(time.time() * 1000))
             for key, result in updated if want_updates else expired:

@@ -66,6 +66,8 @@ class ColumnarTimeWindow:
             return None
         if processor.clock.by_partition or processor.idle_ms is not None:
             return None
+        if processor.has_triggers:  # before_update/after_update see every record
+            return None
         aggregation = processor.aggregation
         if aggregation.collect or not aggregation.aggregate:
             return None

@@ -30,6 +30,8 @@ logger = logging.getLogger(__name__)
 #: (key, result) pairs
 KeyResults = list[tuple[Any, dict[str, Any]]]
 OnLate = Callable[..., Optional[bool]]
+#: ``f(aggregated, value, key, timestamp, headers) -> bool``: True closes the window now
+UpdateTrigger = Callable[[Any, Any, Any, int, Any], bool]
 
 
 class WindowStore(Protocol):
@@ -287,6 +289,14 @@ class TimeWindowProcessor(_Base):
 
     A window closes when event time reaches ``end + grace_ms``; a record whose window is
     closed is late for it (dropped there, reported through ``on_late``).
+
+    ``before_update(aggregated, value, key, timestamp, headers)`` and ``after_update(...)``
+    close a window early when they return True: ``before_update`` sees the window's state
+    before the record is added and closes it without the record, ``after_update`` sees the
+    state with the record and closes it with it. A closed window is emitted by ``.final()``
+    (after the windows closed by event time) and deleted; the next record of its range starts
+    it afresh. ``aggregated`` is the aggregator's state (a dict of ``"<column>/<suffix>"`` states
+    for ``.agg()``), or the list of collected items for collect-only windows.
     """
 
     def __init__(
@@ -298,14 +308,40 @@ class TimeWindowProcessor(_Base):
         step_ms: Optional[int] = None,
         on_late: Optional[OnLate] = None,
         by_partition: bool = False,
+        before_update: Optional[UpdateTrigger] = None,
+        after_update: Optional[UpdateTrigger] = None,
     ) -> None:
         super().__init__(name, aggregation, on_late)
         self.duration_ms = duration_ms
         self.grace_ms = grace_ms
         self.step_ms = step_ms
         self.clock = _EventTime(name, by_partition)
+        self.before_update = before_update
+        self.after_update = after_update
 
-    def process(self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool) -> tuple[KeyResults, KeyResults]:
+    @property
+    def has_triggers(self) -> bool:
+        """Whether ``before_update`` or ``after_update`` may close windows early."""
+        return self.before_update is not None or self.after_update is not None
+
+    def _trigger_view(self, states: Optional[dict[str, Any]], collected: list[Any]) -> Any:
+        """What the update callbacks see: the aggregator's own state for a single aggregation,
+        all states for ``.agg()``, the collected items without aggregators."""
+        agg = self.aggregation
+        if not agg.aggregate:
+            return collected
+        assert states is not None
+        if agg.single:
+            [(k, (_, aggregator))] = agg.aggregators.items()
+            return states[k] if k in states else aggregator.initialize()
+        return states
+
+    def _collected(self, data: dict[str, Any], start: int, end: int) -> list[Any]:
+        return [v for t, _, v in sorted(i for i in data.get("items", []) if start <= i[0] < end)]
+
+    def process(
+        self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool, headers: Any = None
+    ) -> tuple[KeyResults, KeyResults]:
         data = store.window_data(self.name, key)
         windows: dict[int, list[Any]] = data.setdefault("windows", {})
         agg = self.aggregation
@@ -314,29 +350,77 @@ class TimeWindowProcessor(_Base):
         max_expired_start = max_expired_end - self.duration_ms
         # aggregate first, store afterwards: a record whose aggregation raises changes nothing
         accepted: list[tuple[int, int, Any]] = []
+        triggered: KeyResults = []
+        closed: list[int] = []
+        in_time = False
         for start, end in window_ranges(ts, self.duration_ms, self.step_ms):
             if start <= max_expired_start:
                 self.report_late(value, key, ts, start, end, max_expired_end - ts)
                 continue
+            in_time = True
             entry = windows.get(start)
             states = entry[1] if entry is not None else (agg.initialize() if agg.aggregate else None)
-            accepted.append((start, end, agg.add(states, value, ts) if agg.aggregate else None))
-        self.clock.advance(store, data, key, ts)
+            added: Optional[dict[str, Any]] = None
+            if self.has_triggers:
+                result, added = self._trigger(value, key, ts, headers, data, start, end, states)
+                if result is not None:
+                    triggered.append((key, result))
+                    closed.append(start)
+                    continue
+            if added is None and agg.aggregate:
+                # (an aggregator may change its state in place: the record is added once)
+                added = agg.add(states, value, ts)
+            accepted.append((start, end, added))
+        if accepted or not closed or self.clock.by_partition:
+            # a key's event time moves with the windows it stores: a record whose every window an
+            # update callback closed leaves it where it was (as the reference does)
+            self.clock.advance(store, data, key, ts)
+        for start in closed:
+            windows.pop(start, None)
         updated: KeyResults = []
         for start, end, states in accepted:
             windows[start] = [end, states]
             if agg.aggregate and want_updates:
                 updated.append((key, agg.results(states, [], start, end)))
+        if in_time and agg.collect:
+            # kept even when an update callback closed the record's windows (as the reference does)
+            seq = data["seq"] = data.get("seq", 0) + 1
+            data.setdefault("items", []).append((ts, seq, agg.collect_value(value)))
         if accepted:
-            if agg.collect:
-                seq = data["seq"] = data.get("seq", 0) + 1
-                data.setdefault("items", []).append((ts, seq, agg.collect_value(value)))
             self.clock.track(store, key, min(windows))
         if self.clock.by_partition:
             expired = self.clock.expire_due(store, max_expired_start, lambda other: self._expire(store, other, max_expired_start))
         else:
             expired = self._expire(store, key, max_expired_start, data)
-        return updated, expired
+        return updated, (expired + triggered) if triggered else expired
+
+    def _trigger(
+        self,
+        value: Any,
+        key: Any,
+        ts: int,
+        headers: Any,
+        data: dict[str, Any],
+        start: int,
+        end: int,
+        states: Optional[dict[str, Any]],
+    ) -> tuple[Optional[dict[str, Any]], Optional[dict[str, Any]]]:
+        """The result of window ``[start, end)`` when an update callback closes it for this
+        record, else None (the record is then added to the window); and the window's states
+        with the record when ``after_update`` was asked (so the record is not added twice)."""
+        agg = self.aggregation
+        if not agg.aggregate and not agg.collect:
+            return None, None
+        collected = self._collected(data, start, end) if agg.collect else []
+        if self.before_update is not None and self.before_update(self._trigger_view(states, collected), value, key, ts, headers):
+            return agg.results(states, collected, start, end), None
+        if self.after_update is None:
+            return None, None
+        new_states = agg.add(states, value, ts) if agg.aggregate else None
+        new_collected = [*collected, agg.collect_value(value)] if agg.collect else []
+        if self.after_update(self._trigger_view(new_states, new_collected), value, key, ts, headers):
+            return agg.results(new_states, new_collected, start, end), None
+        return None, new_states
 
     def _close_all(self, store: WindowStore, key: Any, data: dict[str, Any]) -> KeyResults:
         windows = data.get("windows", {})
@@ -357,8 +441,16 @@ class TimeWindowProcessor(_Base):
         agg = self.aggregation
         items = data.get("items", [])
         out: KeyResults = []
+        # a window reopened (after an update callback closed it) below what already expired is
+        # dropped without a result, as the reference does
+        expired_upto = -1
+        if self.has_triggers:
+            expired_upto = data.get("expired_upto", -1)
+            data["expired_upto"] = max(expired_upto, due[-1])
         for start in due:
             end, states = windows.pop(start)
+            if start <= expired_upto:
+                continue
             collected = []
             if agg.collect:
                 collected = [v for t, _, v in sorted(i for i in items if start <= i[0] < end)]
@@ -397,7 +489,9 @@ class SlidingWindowProcessor(_Base):
         collected = [agg.collect_value(v) for _, _, v in sorted(inside)] if agg.collect else []
         return agg.results(states, collected, start, end)
 
-    def process(self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool) -> tuple[KeyResults, KeyResults]:
+    def process(
+        self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool, headers: Any = None
+    ) -> tuple[KeyResults, KeyResults]:
         data = store.window_data(self.name, key)
         d = self.duration_ms
         latest = max(ts, data.get("latest") or 0)
@@ -471,7 +565,9 @@ class CountWindowProcessor(_Base):
         self.count = count
         self.step = step
 
-    def process(self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool) -> tuple[KeyResults, KeyResults]:
+    def process(
+        self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool, headers: Any = None
+    ) -> tuple[KeyResults, KeyResults]:
         data = store.window_data(self.name, key)
         windows: list[dict[str, Any]] = data.get("windows", [])
         agg = self.aggregation
@@ -541,7 +637,9 @@ class SessionWindowProcessor(_Base):
         collected = [agg.collect_value(v) for _, _, v in sorted(session["events"])] if agg.collect else []
         return agg.results(session["aggs"], collected, session["start"], session["end"])
 
-    def process(self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool) -> tuple[KeyResults, KeyResults]:
+    def process(
+        self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool, headers: Any = None
+    ) -> tuple[KeyResults, KeyResults]:
         data = store.window_data(self.name, key)
         sessions: list[dict[str, Any]] = data.setdefault("sessions", [])
         gap = self.gap_ms

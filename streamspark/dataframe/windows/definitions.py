@@ -153,8 +153,12 @@ class _TimeDefinition(WindowDefinition[TimeWindow]):
         name: Optional[str] = None,
         on_late: Optional[Callable[..., Optional[bool]]] = None,
         step_ms: Optional[Union[int, timedelta]] = None,
+        before_update: Optional[_process.UpdateTrigger] = None,
+        after_update: Optional[_process.UpdateTrigger] = None,
     ) -> None:
         super().__init__(dataframe, name, on_late)
+        self._before_update = before_update
+        self._after_update = after_update
         self.duration_ms = to_ms(duration_ms, "duration_ms")
         self.grace_ms = to_ms(grace_ms, "grace_ms")
         self.step_ms = to_ms(step_ms, "step_ms") if step_ms is not None else None
@@ -174,7 +178,17 @@ class TumblingTimeWindowDefinition(_TimeDefinition):
     _kind = "tumbling_window"
 
     def _processor(self, aggregation: _process.Aggregation, name: str, by_partition: bool) -> Any:
-        return _process.TimeWindowProcessor(name, aggregation, self.duration_ms, self.grace_ms, None, self._on_late, by_partition)
+        return _process.TimeWindowProcessor(
+            name,
+            aggregation,
+            self.duration_ms,
+            self.grace_ms,
+            None,
+            self._on_late,
+            by_partition,
+            self._before_update,
+            self._after_update,
+        )
 
 
 class HoppingTimeWindowDefinition(_TimeDefinition):
@@ -182,13 +196,35 @@ class HoppingTimeWindowDefinition(_TimeDefinition):
 
     def _processor(self, aggregation: _process.Aggregation, name: str, by_partition: bool) -> Any:
         return _process.TimeWindowProcessor(
-            name, aggregation, self.duration_ms, self.grace_ms, self.step_ms, self._on_late, by_partition
+            name,
+            aggregation,
+            self.duration_ms,
+            self.grace_ms,
+            self.step_ms,
+            self._on_late,
+            by_partition,
+            self._before_update,
+            self._after_update,
         )
 
 
 class SlidingTimeWindowDefinition(_TimeDefinition):
     _kind = "sliding_window"
     _window_class = SlidingWindow
+
+    def __init__(
+        self,
+        dataframe: "StreamingDataFrame",
+        duration_ms: Union[int, timedelta],
+        grace_ms: Union[int, timedelta] = 0,
+        name: Optional[str] = None,
+        on_late: Optional[Callable[..., Optional[bool]]] = None,
+        before_update: Optional[_process.UpdateTrigger] = None,
+        after_update: Optional[_process.UpdateTrigger] = None,
+    ) -> None:
+        if before_update is not None or after_update is not None:
+            raise ValueError("Sliding windows take no before_update/after_update; use a tumbling or hopping window")
+        super().__init__(dataframe, duration_ms, grace_ms, name, on_late)
 
     def _processor(self, aggregation: _process.Aggregation, name: str, by_partition: bool) -> Any:
         if by_partition:

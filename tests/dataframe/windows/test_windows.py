@@ -584,3 +584,113 @@ def test_collected_items_of_overlapping_windows_are_separate_objects():
     pipeline = sdf().hopping_window(10, 5).collect().final().update(record_then_clear)
     run(pipeline, [({"n": 1}, K, 7), ({"n": 2}, K, 12), ({"n": 3}, K, 30)])
     assert seen == [(0, [{"n": 1}]), (5, [{"n": 1}, {"n": 2}]), (10, [{"n": 2}])]
+
+
+# --- before_update / after_update: closing a window early --------------------------------
+
+
+def _triggered(window, events, closing_strategy="key", emit="final"):
+    pipeline = getattr(window, emit)(closing_strategy=closing_strategy)
+    return [[v for v, _, _ in produced] for produced in run(pipeline, events)]
+
+
+def test_after_update_closes_the_window_with_the_record():
+    seen = []
+
+    def full(aggregated, value, key, timestamp, headers):
+        seen.append((aggregated, value, key, timestamp))
+        return aggregated >= 3
+
+    window = sdf().tumbling_window(100, after_update=full).sum()
+    out = _triggered(window, [(1, b"k", 1), (2, b"k", 2), (5, b"k", 3), (4, b"k", 4)])
+    assert out == [
+        [],
+        [{"start": 0, "end": 100, "value": 3}],
+        [{"start": 0, "end": 100, "value": 5}],
+        [{"start": 0, "end": 100, "value": 4}],
+    ]
+    # the window starts afresh after each early close
+    assert seen == [(1, 1, b"k", 1), (3, 2, b"k", 2), (5, 5, b"k", 3), (4, 4, b"k", 4)]
+
+
+def test_before_update_closes_the_window_without_the_record():
+    def on_three(aggregated, value, key, timestamp, headers):
+        return value == 3
+
+    window = sdf().tumbling_window(100, before_update=on_three).sum()
+    out = _triggered(window, [(1, b"k", 1), (2, b"k", 2), (3, b"k", 3), (4, b"k", 4), (9, b"k", 150)])
+    # the record that closed the window is in neither window
+    assert out == [[], [], [{"start": 0, "end": 100, "value": 3}], [], [{"start": 0, "end": 100, "value": 4}]]
+
+
+def test_update_callbacks_see_agg_states_collected_items_and_headers():
+    seen = []
+
+    def log(aggregated, value, key, timestamp, headers):
+        seen.append((aggregated, headers))
+        return False
+
+    pipeline = (
+        sdf()
+        .set_headers(lambda v, k, t, h: [("h", b"1")])
+        .tumbling_window(10, after_update=log)
+        .agg(total=Sum(), n=Count())
+        .final()
+    )
+    pipeline.test(2, key=b"k", timestamp=1)
+    collecting = sdf().tumbling_window(10, before_update=log).collect().final()
+    collecting.test(7, key=b"k", timestamp=1)
+    collecting.test(8, key=b"k", timestamp=2)
+    assert seen == [({"total/Sum": 2, "n/Count": 1}, [("h", b"1")]), ([], None), ([7], None)]
+
+
+def test_collect_window_closed_by_after_update():
+    window = sdf().hopping_window(10, 5, after_update=lambda items, *_: len(items) == 2).collect()
+    out = _triggered(window, [(1, b"k", 6), (2, b"k", 7)])
+    assert out == [[], [{"start": 0, "end": 10, "value": [1, 2]}, {"start": 5, "end": 15, "value": [1, 2]}]]
+
+
+def test_current_emits_nothing_for_a_window_closed_by_a_callback():
+    window = sdf().tumbling_window(100, after_update=lambda agg, *_: agg >= 3).sum()
+    out = _triggered(window, [(1, b"k", 1), (2, b"k", 2), (1, b"k", 3)], emit="current")
+    assert out == [[{"start": 0, "end": 100, "value": 1}], [], [{"start": 0, "end": 100, "value": 1}]]
+
+
+def test_a_record_whose_windows_all_closed_early_leaves_the_key_event_time():
+    # the record at 15 closes its window at once: the key's event time stays at 1, so the
+    # record at 4 is not late and reopens [0, 10), which had expired: it is dropped unemitted
+    window = sdf().tumbling_window(10, after_update=lambda agg, value, *_: value >= 5).sum()
+    out = _triggered(window, [(1, b"k", 1), (5, b"k", 15), (2, b"k", 4), (7, b"k", 22)])
+    assert out == [
+        [],
+        [{"start": 0, "end": 10, "value": 1}, {"start": 10, "end": 20, "value": 5}],
+        [],
+        [{"start": 20, "end": 30, "value": 7}],
+    ]
+
+
+def test_update_callbacks_turn_off_the_columnar_path_and_are_refused_by_sliding_windows():
+    from streamspark.dataframe.windows._columnar import ColumnarTimeWindow
+    from streamspark.dataframe.windows.definitions import SlidingTimeWindowDefinition
+
+    def processor(definition):
+        window = definition.sum()
+        return definition._processor(window._aggregation, window.name, False)  # noqa: SLF001
+
+    assert ColumnarTimeWindow.for_processor(processor(sdf().tumbling_window(10))) is not None
+    assert ColumnarTimeWindow.for_processor(processor(sdf().tumbling_window(10, before_update=lambda *_: False))) is None
+    assert ColumnarTimeWindow.for_processor(processor(sdf().hopping_window(10, 5, after_update=lambda *_: False))) is None
+    with pytest.raises(ValueError, match="before_update/after_update"):
+        SlidingTimeWindowDefinition(sdf(), 10, after_update=lambda *_: True)
+    with pytest.raises(TypeError):
+        sdf().sliding_window(10, after_update=lambda *_: True)  # type: ignore[call-arg]
+
+
+def test_after_update_adds_each_record_once_to_an_aggregator_that_changes_its_state_in_place():
+    def append(acc, value):
+        acc.append(value)  # changes the accumulator in place
+        return acc
+
+    window = sdf().tumbling_window(100, after_update=lambda acc, *_: len(acc) == 3).reduce(append, lambda v: [v])
+    out = _triggered(window, [(1, b"k", 1), (2, b"k", 2), (3, b"k", 3), (4, b"k", 4), (5, b"k", 150)])
+    assert out == [[], [], [{"start": 0, "end": 100, "value": [1, 2, 3]}], [], [{"start": 0, "end": 100, "value": [4]}]]

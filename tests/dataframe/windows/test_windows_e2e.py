@@ -127,3 +127,31 @@ def test_columnar_and_general_window_paths_agree_on_spark(make_app, kafka, tmp_p
         outputs[columnar] = per_key
     assert sum(len(v) for v in outputs[True].values()) > 50
     assert outputs[True] == outputs[False]
+
+
+def test_after_update_closes_windows_early_on_spark_as_in_sdf_test(make_app, kafka):
+    """A window closed by ``after_update`` is emitted by ``.final()`` at once, on Spark as in
+    ``sdf.test()`` (the columnar path is not taken: the callback sees every record)."""
+    from streamspark import Application
+    from streamspark.models import Topic
+
+    src = kafka.new_topic(partitions=1)
+    events = [(k, v, ts) for ts in range(100, 1600, 100) for k, v in (("a", ts // 100), ("b", 1))]
+    kafka.produce(src, [{"value": str(v).encode(), "key": k.encode(), "timestamp": ts} for k, v, ts in events])
+
+    def build(sdf):
+        return sdf.tumbling_window(1000, after_update=lambda total, *_: total >= 10).sum().final()
+
+    app = make_app()
+    build(app.dataframe(app.topic(src, value_deserializer="json")))
+    on_spark = sorted((r["_key"], r["start"], r["value"]) for r in app.run(timeout=3, metadata=True))
+
+    local = build(Application("127.0.0.1:1", loglevel=None).dataframe(Topic("t", value_deserializer="json")))
+    in_test = sorted(
+        (k.encode(), r["start"], r["value"]) for k, v, ts in events for r, *_ in local.test(v, key=k.encode(), timestamp=ts)
+    )
+    # a: 1+2+3+4 closes early, 5+6 too, the rest of [0, 1000) and [1000, 2000) stay open until
+    # event time passes them; b: one per record, never 10 in a window
+    assert on_spark == in_test
+    assert (b"a", 0, 10) in on_spark and (b"a", 0, 11) in on_spark
+    assert (b"b", 0, 9) in on_spark
