@@ -561,7 +561,7 @@ class StreamingDataFrame:
             self._topic,
             stream=merged,
             registry=self._registry if self._registry is not None else other._registry,  # noqa: SLF001
-            stream_id="--".join(sorted({self._stream_id, other._stream_id})),  # noqa: SLF001
+            stream_id=_merged_stream_id(self, other),
             sources=sources,
         )
         merged_sdf._topics = self._topics + [t for t in other._topics if all(t is not mine for mine in self._topics)]  # noqa: SLF001
@@ -876,8 +876,21 @@ def joined(left: StreamingDataFrame, right: StreamingDataFrame, step: JoinStep) 
         of the other, or a join already uses one of the stores of ``step``.
     """
     left._check_same_application(right)  # noqa: SLF001
-    stream_id = "--".join(sorted({left.stream_id, right.stream_id}))
+    stream_id = _merged_stream_id(left, right)
     return left._merged(right, left.stream.join(right.stream, step, stream_id))  # noqa: SLF001
+
+
+def _merged_stream_id(left: StreamingDataFrame, right: StreamingDataFrame) -> str:
+    """The ``stream_id`` of a dataframe merging ``left`` and ``right``: both ids, sorted, with
+    ``"--"`` between them. Ids made of input topic names count each topic once, as the
+    reference names a dataframe of several topics by its topics: joining ``"left--right"``
+    with ``"right"`` again gives ``"left--right"``."""
+    ids = {left.stream_id, right.stream_id}
+    names = {t.name for t in left.topics} | {t.name for t in right.topics}
+    parts = {part for sid in ids for part in sid.split("--")}
+    if parts <= names:
+        return "--".join(sorted(parts))
+    return "--".join(sorted(ids))
 
 
 def _set_constant(column: Any, constant: Any, value: Any) -> None:

@@ -21,6 +21,7 @@ import copy
 import pickle
 from typing import Any, Callable, Iterable, Optional
 
+from ...state.exceptions import StoreAlreadyRegisteredError
 from .exceptions import InvalidOperation, InvalidTopology
 from .nodes import (
     ApplyNode,
@@ -63,6 +64,10 @@ __all__ = (
 
 #: f(value, key, timestamp_ms, headers) -> (value, key, timestamp_ms, headers)
 ReturningFn = Callable[[Any, Any, int, Any], tuple[Any, Any, int, Any]]
+
+
+class JoinStoreAlreadyRegisteredError(StoreAlreadyRegisteredError, InvalidOperation):
+    """Two joins store the records of one dataframe under the same store name (pass ``name=``)."""
 
 
 def _copy_value(value: Any) -> Any:
@@ -217,16 +222,22 @@ class Stream:
         The join is stateful (its ``stream_id`` names it in errors and makes the engine run it
         per key bucket).
 
-        :raises InvalidOperation: as :meth:`merge`, and when a join upstream of either stream
-            already writes one of the stores of ``step``.
+        A right stream that already feeds this one (the same right dataframe joined again, under
+        another store name) joins through a new branch of it, so its records reach both joins.
+
+        :raises InvalidOperation: as :meth:`merge`.
+        :raises JoinStoreAlreadyRegisteredError: a join upstream of either stream already writes
+            one of the stores of ``step``.
         """
         taken = {store for node in self._joins_upstream(other) for store in node.join.stores()}  # type: ignore[union-attr]
         clash = sorted(taken & set(step.stores()))
         if clash:
             stream, name = clash[0]
-            raise InvalidOperation(
+            raise JoinStoreAlreadyRegisteredError(
                 f'A join already stores the records of "{stream}" in the store "{name}": pass a different name= to this join'
             )
+        if other != self and any(other.node is n for n in _upstream(self.node)):
+            other = other.add_apply(identity)
         joined = self.merge(other)
         assert isinstance(joined.node, MergeNode)
         joined.node.join = step

@@ -53,8 +53,10 @@ class AsOfJoin(Join):
 
         def left(v: Any, k: Any, t: int, h: Any) -> None:
             match = latest(t, k)
-            if inner and not match:  # as the reference: an empty or zero right value is no match either
-                return
+            if not match:  # as the reference: an empty or zero right value is no match either
+                if inner:
+                    return
+                match = None
             downstream(merge(v, match), k, t, h)
 
         def right(v: Any, k: Any, t: int, h: Any) -> None:

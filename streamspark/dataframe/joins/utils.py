@@ -15,14 +15,22 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-__all__ = ("keep_left_merger", "keep_right_merger", "raise_merger")
+__all__ = ("keep_left_merger", "keep_right_merger", "raise_merger", "NotADictError")
+
+
+class NotADictError(TypeError, AttributeError):
+    """A built-in merger got a record that is not a dict.
+
+    It is a ``TypeError`` and, as the reference's ``"raise"`` merger fails with one for such
+    records, an ``AttributeError`` too.
+    """
 
 
 def _mapping(side: str, record: Optional[Mapping[Any, Any]]) -> Mapping[Any, Any]:
     if record is None:
         return {}
     if not isinstance(record, Mapping):
-        raise TypeError(
+        raise NotADictError(
             f"The {side} record of the join is a {type(record).__name__}, not a dict: the built-in "
             'on_merge values merge dicts; pass a callable "(left, right) -> merged" for other types'
         )

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, Optional, TypeVar
 
@@ -26,9 +27,25 @@ _loads = orjson.loads
 _JSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
+@dataclass(frozen=True)
+class _JsonKey:
+    """A state key by its JSON text: a key Python's ``==`` would confuse with another (``True``
+    and ``1``, ``1.0`` and ``1``), or one it cannot hash (a dict). The reference keys state by
+    JSON, where these are all different keys."""
+
+    text: str
+
+
 def _hashable(key: Any) -> Any:
-    if key.__class__ is list or key.__class__ is tuple:
+    cls = key.__class__
+    if cls is list or cls is tuple:
         return tuple(_hashable(k) for k in key)
+    if cls is bool:
+        return _JsonKey("true" if key else "false")
+    if cls is float:
+        return _JsonKey(repr(key))
+    if isinstance(key, dict):
+        return _JsonKey(orjson.dumps(key, option=_JSON_OPTIONS).decode())
     return key
 
 
@@ -38,9 +55,11 @@ def state_key(key: Any, step: str = "a stateful step") -> Any:
 
     >>> state_key("n"), state_key(b"n"), state_key(["a", [1]])
     ('n', b'n', ('a', (1,)))
+    >>> state_key(True) == state_key(1), state_key(1.0) == state_key(1)
+    (False, False)
 
     :raises StateSerializationError: ``key`` is neither bytes nor JSON-serialisable (a datetime,
-        an object...), or is a dict.
+        an object...).
     """
     if key.__class__ is str or key.__class__ is bytes:
         return key
@@ -50,8 +69,6 @@ def state_key(key: Any, step: str = "a stateful step") -> Any:
         raise StateSerializationError(
             f'Failed to serialize value: "{key}" (state key in {step} is not JSON-serialisable ({type(key).__name__}): {exc})'
         ) from exc
-    if isinstance(key, dict):
-        raise StateSerializationError(f"A dict cannot be a state key (in {step}); use a string or a tuple")
     return _hashable(key)
 
 
@@ -91,7 +108,11 @@ class State(Generic[K, V]):
         return entry
 
     def get(self, key: Any, default: Any = None) -> Any:
-        """The value of ``key``, or ``default`` when it is missing or expired."""
+        """The value of ``key``, or ``default`` when it is missing or expired.
+
+        :raises StateSerializationError: the value was stored by :meth:`set_bytes` and its
+            bytes are not JSON.
+        """
         # ``_entry`` inlined: this runs once per record of most stateful steps
         if key.__class__ is not str:
             key = state_key(key, self._step)
@@ -102,13 +123,22 @@ class State(Generic[K, V]):
         if expiry is not None and expiry <= _now_ms():
             del self._data[key]
             return default
-        return _loads(data) if kind == _JSON else data
+        if kind == _JSON:
+            return _loads(data)
+        try:  # raw bytes of set_bytes(): read as JSON, as the reference reads every value
+            return _loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise StateSerializationError(
+                f"Failed to deserialize value: {data!r} (the bytes stored by set_bytes() under {key!r} in "
+                f"{self._step} are not JSON: read them with get_bytes())"
+            ) from exc
 
     def set(self, key: Any, value: Any, *, ttl: Optional[timedelta] = None) -> None:
         """Store ``value`` (JSON-serialisable) under ``key``; ``ttl`` makes it expire.
 
         :raises StateSerializationError: the key or the value is not JSON-serialisable (dict
             keys must be strings; datetimes and dataclasses are refused).
+        :raises ValueError: ``ttl`` is zero or negative.
         """
         if key.__class__ is not str:
             key = state_key(key, self._step)
@@ -148,4 +178,6 @@ class State(Generic[K, V]):
             return None
         if isinstance(ttl, (int, float)):
             raise TypeError("ttl must be a datetime.timedelta")
+        if ttl <= timedelta(0):
+            raise ValueError(f"ttl must be a positive timedelta (or None), got {ttl!r}")
         return _now_ms() + int(ttl.total_seconds() * 1000)

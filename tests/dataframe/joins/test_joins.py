@@ -202,3 +202,56 @@ def test_joining_topics_whose_keys_are_read_differently_warns(caplog):
     assert 'Joining "l" (keys read by StringDeserializer) with "r" (keys read by BytesDeserializer)' in caplog.text
     joined.test({"m": 1}, key=b"d1", timestamp=1, topic=right.topic)
     assert joined.test({"t": 1}, key="d1", timestamp=2, topic=left.topic) == [({"t": 1}, "d1", 2, None)]
+
+
+def test_the_same_right_dataframe_joins_twice_into_its_own_join_under_another_name():
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    first = left.join_asof(right, how="left", on_merge="keep-left", name="a")
+    both = first.join_asof(right, how="left", on_merge="keep-right", name="b")
+    assert both.stream_id == "l--r" and [t.name for t in both.topics] == ["l", "r"]
+    assert both.test({"r": 1}, key=b"k", timestamp=1, topic=right.topic) == []
+    assert both.test({"r": 2, "l": 0}, key=b"k", timestamp=2, topic=right.topic) == []
+    # the first join keeps the left's "l", the second takes the right's
+    assert both.test({"l": 1}, key=b"k", timestamp=3, topic=left.topic) == [({"l": 0, "r": 2}, b"k", 3, None)]
+    assert both.test({"l": 1}, key=b"k", timestamp=1, topic=left.topic) == [({"l": 1, "r": 1}, b"k", 1, None)]
+
+
+def test_the_same_right_dataframe_joins_twice_in_interval_joins():
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    both = left.join_interval(right, how="outer", name="a").join_interval(right, how="outer", on_merge="keep-left", name="b")
+    # the right record runs both joins: it comes out of the first (unmatched) and of the second
+    assert both.test({"r": 1}, key=b"k", timestamp=1, topic=right.topic) == [({"r": 1}, b"k", 1, []), ({"r": 1}, b"k", 1, [])]
+    assert both.test({"l": 1}, key=b"k", timestamp=1, topic=left.topic) == [({"l": 1, "r": 1}, b"k", 1, [])]
+
+
+def test_a_store_name_used_twice_for_one_right_dataframe_is_a_store_already_registered_error():
+    from streamspark.state.exceptions import StoreAlreadyRegisteredError
+
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    first = left.join_asof(right, name="a")
+    with pytest.raises(StoreAlreadyRegisteredError, match='store "a"'):
+        first.join_asof(right, name="a")
+    with pytest.raises(InvalidOperation):  # also an InvalidOperation, as before
+        StreamingDataFrame(Topic("o")).join_asof(right, name="a")
+
+
+@pytest.mark.parametrize("empty", [{}, 0, False, [], ""], ids=["dict", "zero", "false", "list", "str"])
+def test_an_asof_left_join_merges_an_empty_right_value_as_none(empty):
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    seen = []
+    joined = left.join_asof(right, how="left", on_merge=lambda l, r: seen.append(r) or {**l, "right": r})
+    joined.test(empty, key=b"k", timestamp=1, topic=right.topic)
+    assert joined.test({"t": 1}, key=b"k", timestamp=2, topic=left.topic) == [({"t": 1, "right": None}, b"k", 2, None)]
+    assert seen == [None]
+    builtin = StreamingDataFrame(Topic("l2")).join_asof(StreamingDataFrame(Topic("r2")), how="left", on_merge="keep-left")
+    builtin.test(empty, key=b"k", timestamp=1, topic=Topic("r2"))
+    assert builtin.test({"t": 1}, key=b"k", timestamp=2, topic=Topic("l2")) == [({"t": 1}, b"k", 2, None)]
+
+
+@pytest.mark.parametrize("merger", ["raise", "keep-left", "keep-right"])
+def test_builtin_mergers_fail_on_non_dict_records_with_a_type_and_attribute_error(merger):
+    left, right = StreamingDataFrame(Topic("l")), StreamingDataFrame(Topic("r"))
+    joined = left.join_interval(right, how="outer", on_merge=merger)
+    for error in (TypeError, AttributeError):  # the reference's "raise" merger fails with AttributeError
+        with pytest.raises(error, match="left record of the join is a list"):
+            joined.test([1], key=b"k", timestamp=1, topic=left.topic)

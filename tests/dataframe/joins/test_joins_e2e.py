@@ -131,3 +131,18 @@ def test_join_after_group_by_on_both_sides(make_app, kafka):
     readings.join_asof(configs, how="left", on_merge="keep-left")
     rows = app.run(count=2, timeout=60)
     assert sorted(rows, key=lambda r: r["t"]) == [{"device": "d1", "model": "m1", "t": 20}, {"device": "d2", "t": 30}]
+
+
+def test_the_same_right_dataframe_joined_twice_on_spark(make_app, kafka):
+    """Two joins of one right dataframe under different names: its records reach both."""
+    left_name, right_name = kafka.new_topic(), kafka.new_topic()
+    kafka.produce(right_name, [{"value": json.dumps({"model": "m1"}).encode(), "key": b"d1", "timestamp": 1_000}])
+    kafka.produce(left_name, [{"value": json.dumps({"t": 20}).encode(), "key": b"d1", "timestamp": 2_000}])
+    app = make_app()
+    readings = app.dataframe(app.topic(left_name))
+    configs = app.dataframe(app.topic(right_name))
+    first = readings.join_asof(configs, how="left", on_merge="keep-left", name="a")
+    both = first.join_asof(configs, how="left", on_merge=lambda left, right: {**left, "again": right}, name="b")
+    both.apply(lambda v: v)
+    rows = app.run(count=1, timeout=60)
+    assert rows == [{"t": 20, "model": "m1", "again": {"model": "m1"}}]
