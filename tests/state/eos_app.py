@@ -16,9 +16,10 @@ def main() -> None:
     # small micro-batches while the harness kills (kills land between many commits);
     # the final run may take bigger ones (a restart may change the batch size)
     max_records = int(sys.argv[7]) if len(sys.argv) > 7 else 500
-    # optional: a Spark master (e.g. a standalone cluster) and "stateless" (no state, same outputs shape)
+    # optional: a Spark master (e.g. a standalone cluster) and a mode: "stateless" (no state,
+    # same outputs shape) or "group_by" (counted per group of keys, after a group_by)
     master = sys.argv[8] if len(sys.argv) > 8 else "local[2]"
-    stateless = len(sys.argv) > 9 and sys.argv[9] == "stateless"
+    mode = sys.argv[9] if len(sys.argv) > 9 else "stateful"
     app = Application(
         broker_address=broker,
         consumer_group=group,
@@ -32,7 +33,12 @@ def main() -> None:
         loglevel="INFO",
     )
     sdf = app.dataframe(app.topic(src))
-    sdf = sdf.apply(lambda v: {"k": v["k"], "i": v["i"], "n": 0}) if stateless else sdf.apply(count, stateful=True)
+    if mode == "stateless":
+        sdf = sdf.apply(lambda v: {"k": v["k"], "i": v["i"], "n": 0})
+    elif mode == "group_by":
+        sdf = sdf.apply(lambda v: {**v, "k": f"g{int(v['k'][1:]) % 20}"}).group_by("k").apply(count, stateful=True)
+    else:
+        sdf = sdf.apply(count, stateful=True)
     sdf.to_topic(app.topic(out))
     app.run()
 
