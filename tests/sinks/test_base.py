@@ -128,6 +128,17 @@ def test_csv_sink_header_once(tmp_path):
     ]
 
 
+def test_csv_sink_writes_no_header_into_a_file_that_already_exists(tmp_path):
+    """As the reference: only a file the sink creates gets the header row, even if the existing
+    file is empty."""
+    path = tmp_path / "given.csv"
+    path.touch()
+    s = CSVSink(str(path))
+    s.add({"a": 1}, "k", 5, None, "t", 0, 1)
+    s.flush()
+    assert path.read_bytes() == b'k,"{""a"": 1}",5,t,0,1\r\n'
+
+
 def test_list_sink_is_a_list_at_once_and_drops_a_retried_batch():
     s = ListSink()
     s.add({"a": 1}, b"k", 1, None, "t", 0, 1)

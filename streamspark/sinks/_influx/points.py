@@ -125,7 +125,8 @@ class PointConverter:
                 if tag is not None:
                     tags[k] = str(tag)
         if self.include_metadata_tags:
-            tags["__key"] = key.decode(errors="replace") if isinstance(key, bytes) else str(key)
+            if key is not None:  # a record without a key gets no __key tag
+                tags["__key"] = key.decode(errors="replace") if isinstance(key, bytes) else str(key)
             tags["__topic"] = topic
             tags["__partition"] = str(partition)
         if fields_keys:

@@ -32,7 +32,8 @@ class InfluxDB1Sink(_InfluxSink):
     :param time_setter: a key or ``callable(value)`` giving the time; default: Kafka timestamp.
     :param time_precision: ``"ms" | "ns" | "us" | "s"``.
     :param allow_missing_fields: skip missing ``fields_keys`` instead of raising ``KeyError``.
-    :param include_metadata_tags: add ``__key``, ``__topic``, ``__partition`` tags.
+    :param include_metadata_tags: add ``__key`` (unless the key is None), ``__topic`` and
+        ``__partition`` tags.
     :param convert_ints_to_floats: write ints as floats.
     :param batch_size: points per HTTP request (not per flush).
     :param request_timeout_ms: HTTP timeout.

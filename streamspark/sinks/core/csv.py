@@ -23,7 +23,8 @@ class CSVSink(BatchingSink):
     a time, so lines never interleave. On a cluster, ``path`` must be on a filesystem every
     executor shares. Guarantee: at-least-once (a replayed micro-batch appends its rows again).
 
-    :param path: the CSV file; created with a header row when missing.
+    :param path: the CSV file; created with a header row when missing (a file that exists,
+        even an empty one, gets no header).
     :param dialect: a ``csv`` dialect name.
     :param key_serializer: turns the key into text (``str`` by default).
     :param value_serializer: turns the value into text (``json.dumps`` by default).
@@ -60,10 +61,13 @@ class CSVSink(BatchingSink):
                 ]
             )
         data = buffer.getvalue()
+        # as the reference: the header goes only into a file this write creates (a file that
+        # already exists, even empty, gets none); under the lock, only the first writer adds it
+        created = not os.path.exists(self.path)
         with open(self.path, "a", newline="") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             try:
-                if f.seek(0, os.SEEK_END) == 0:
+                if created and f.seek(0, os.SEEK_END) == 0:
                     header = io.StringIO()
                     csv.writer(header, dialect=self.dialect).writerow(
                         ["key", "value", "timestamp", "topic", "partition", "offset"]

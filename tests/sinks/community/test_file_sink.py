@@ -113,16 +113,17 @@ def test_spark_pipeline_backpressure_then_delivery(make_app, kafka, tmp_path, mo
     (backpressure) and succeeds once the obstacle is gone, with every record once."""
     monkeypatch.chdir(tmp_path)
     topic = kafka.new_topic()
+    folder = topic.replace("-", "_")  # the topic's folder: "-" becomes "_", as the reference
     kafka.produce(topic, json_messages([{"n": i} for i in range(5)]))
-    (tmp_path / "files" / topic).mkdir(parents=True)
-    (tmp_path / "files" / topic / "0").write_text("in the way")
-    threading.Timer(8, lambda: os.remove(tmp_path / "files" / topic / "0")).start()
+    (tmp_path / "files" / folder).mkdir(parents=True)
+    (tmp_path / "files" / folder / "0").write_text("in the way")
+    threading.Timer(8, lambda: os.remove(tmp_path / "files" / folder / "0")).start()
     app = make_app()
     app.dataframe(app.topic(topic)).sink(FileSink(directory="files", format="parquet"))
     started = time.monotonic()
     app.run(timeout=3)
     assert time.monotonic() - started > 8
-    files = list((tmp_path / "files" / topic / "0").glob("*.parquet"))
+    files = list((tmp_path / "files" / folder / "0").glob("*.parquet"))
     rows = [r for f in files for r in pq.read_table(f).to_pylist()]
     assert sorted(r["n"] for r in rows) == list(range(5))
 
@@ -188,6 +189,21 @@ def test_azure_destination():
         sink.flush()
         rows = pq.read_table(io.BytesIO(fs.cat_file("archive/y/events/0/0000000000000000006.parquet"))).to_pylist()
         assert rows == [{"_timestamp": 1, "_key": "k", "b": 2}]
+
+
+def test_topic_folders_replace_unsafe_characters_as_the_reference(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sink = LocalFileSink(directory="out")
+    sink.add({"a": 1}, b"k", 1, None, "sensor-readings:v1", 0, 5)
+    sink.flush()
+    assert [str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.jsonl")] == [
+        "out/sensor_readings_v1/0/0000000000000000005.jsonl"
+    ]
+
+
+def test_json_lines_keep_nan_infinity_and_non_ascii_text():
+    data = JSONFormat().serialize(batch({"x": float("nan"), "y": float("-inf"), "name": "Zürich", 3: 1.5}))
+    assert data == b'{"_timestamp":100,"_key":"k0","_value":{"x":NaN,"y":-Infinity,"name":"Z\xc3\xbcrich","3":1.5}}\n'
 
 
 def test_local_file_sink(tmp_path, monkeypatch):

@@ -168,6 +168,25 @@ def test_influxdb3_write_request_at_the_http_boundary(recorder):
     assert body.splitlines() == ["m,t=a v=1i 1700000000000000", "m,t=b v=2i 1700000000001000"]
 
 
+def test_influxdb3_metadata_tags_leave_out_a_missing_key(recorder):
+    """As the reference: a record without a key gets no ``__key`` tag (not ``__key=None``)."""
+    port = recorder.server_address[1]
+    sink = InfluxDB3Sink(
+        token="t",
+        host=f"http://127.0.0.1:{port}",
+        organization_id="o",
+        database="db",
+        measurement="m",
+        include_metadata_tags=True,
+    )
+    feed(sink, make_batch({"v": 1}, {"v": 2}, keys=[None, b"k1"], topic="events", partition=2))
+    sink.flush()
+    assert _Recorder.requests[0][2].splitlines() == [
+        "m,__partition=2,__topic=events v=1i 1700000000000",
+        "m,__key=k1,__partition=2,__topic=events v=2i 1700000000001",
+    ]
+
+
 def test_http_429_is_backpressure_with_retry_after(recorder):
     """Client-boundary test: the recording server answers 429 + Retry-After like a throttled InfluxDB."""
     _Recorder.throttle = 1

@@ -65,7 +65,7 @@ class FileSource(Source):
         (``<filepath>/<partition>/<file>``, as ``FileSink`` writes): the default topic gets as
         many partitions as there are folders. Records keep their original partition only if
         their keys are unchanged (they are partitioned by key).
-    :param replay_speed: pacing multiplier (>= 0; 0 produces as fast as possible).
+    :param replay_speed: pacing multiplier (0, or a negative value, produces as fast as possible).
     :param name: the source's name (default ``file_<last part of filepath>``).
     :param shutdown_timeout: seconds the application waits for the source to stop.
     :param on_client_connect_success: called after ``setup()`` succeeded.
@@ -94,14 +94,12 @@ class FileSource(Source):
             on_client_connect_success=on_client_connect_success,
             on_client_connect_failure=on_client_connect_failure,
         )
-        if replay_speed < 0:
-            raise ValueError(f"replay_speed must be >= 0, got {replay_speed}")
         self._filepath = filepath
         self._key_setter = key_setter or _default_key_setter
         self._value_setter = value_setter or _default_value_setter
         self._timestamp_setter = timestamp_setter or _default_timestamp_setter
         self._has_partition_folders = has_partition_folders
-        self._replay_speed = replay_speed
+        self._replay_speed = max(replay_speed, 0.0)  # a negative speed means no delay
         self._raw_filestream_deserializer = raw_filestream_deserializer(file_format, compression)
         self._previous_timestamp: Optional[int] = None
         self._current_item = ""

@@ -12,10 +12,23 @@ from ..formats import Format
 __all__ = ("Destination", "ObjectStoreDestination")
 
 _DIRECTORY = re.compile(r"^[A-Za-z0-9 ./_]*$")
+_UNSAFE_IN_TOPIC = re.compile(r"[^A-Za-z0-9 ./_]")
+
+
+def topic_folder(topic: str) -> str:
+    """The folder name of ``topic``: each character other than letters, digits, spaces, ``.``,
+    ``/`` and ``_`` becomes ``_`` (as the reference names its folders).
+
+    >>> topic_folder("sensor-readings.v1")
+    'sensor_readings.v1'
+    """
+    return _UNSAFE_IN_TOPIC.sub("_", topic)
 
 
 class Destination(abc.ABC):
-    """A place files of batches go to; ``path(batch)`` is ``<directory>/<topic>/<partition>/<offset><ext>``.
+    """A place files of batches go to; ``path(batch)`` is ``<directory>/<topic>/<partition>/<offset><ext>``
+    (in the topic's name, characters other than letters, digits, spaces, ``.``, ``/`` and ``_``
+    become ``_``).
 
     >>> from streamspark.sinks.community.file.destinations import LocalDestination
     >>> d = LocalDestination(); d.set_directory("out/data")
@@ -43,7 +56,7 @@ class Destination(abc.ABC):
         self._extension = format.file_extension
 
     def _batch_dir(self, batch: SinkBatch) -> str:
-        parts = [p for p in (self._directory, batch.topic, str(batch.partition)) if p]
+        parts = [p for p in (self._directory, topic_folder(batch.topic), str(batch.partition)) if p]
         return "/".join(parts)
 
     def path(self, batch: SinkBatch) -> str:

@@ -9,6 +9,7 @@ b'{"_timestamp":5,"_key":"k","_value":{"a":1}}\\n'
 from __future__ import annotations
 
 import gzip
+import json
 from typing import Any, Callable, Optional
 
 import orjson
@@ -20,8 +21,21 @@ from .base import Format
 __all__ = ("JSONFormat",)
 
 
+def _plain(obj: Any) -> Any:
+    """Types the standard encoder lacks (datetimes, dataclasses, numpy values), as orjson writes them."""
+    return orjson.loads(orjson.dumps(obj))
+
+
+# compact, UTF-8 kept as is, NaN and infinities written as NaN / Infinity (as the reference's
+# JSON Lines writer does; orjson would write null)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_plain)
+
+
 class JSONFormat(Format):
     """JSON Lines: one ``{"_timestamp", "_key", "_value"}`` object per record (bytes keys decoded).
+
+    Compact JSON with non-ASCII text kept; float NaN and infinities are written as ``NaN``,
+    ``Infinity`` and ``-Infinity``.
 
     :param file_extension: default ``.jsonl`` (``.gz`` is added when compressing).
     :param compress: gzip the output.
@@ -47,6 +61,6 @@ class JSONFormat(Format):
         lines = []
         for item in batch:
             obj = {"_timestamp": item.timestamp, "_key": key_text(item.key), "_value": item.value}
-            lines.append(self._dumps(obj).encode() if self._dumps else orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS))
+            lines.append((self._dumps or _ENCODER.encode)(obj).encode())
         data = b"\n".join(lines) + b"\n" if lines else b""
         return gzip.compress(data) if self._compress else data

@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from typing import BinaryIO, Callable, Iterator, Optional
+import json
+from typing import Any, BinaryIO, Callable, Iterator, Optional
 
 import orjson
 
@@ -21,7 +22,8 @@ class JSONFormat(Format):
     """Read JSON Lines files (blank lines are skipped).
 
     :param compression: the files' compression (``"gzip"``/``"gz"``) or None.
-    :param loads: a custom ``str -> dict`` parser of one line (default: orjson).
+    :param loads: a custom ``str -> dict`` parser of one line (default: orjson, with the
+        standard parser for lines orjson refuses, so ``NaN`` and ``Infinity`` are read).
     :raises ValueError: (when reading) a line is not valid JSON or not an object; the message
         gives the line number.
     """
@@ -36,9 +38,17 @@ class JSONFormat(Format):
             if not line.strip():
                 continue
             try:
-                record = loads(line.decode("utf-8")) if loads is not None else orjson.loads(line)
+                record = loads(line.decode("utf-8")) if loads is not None else _parse(line)
             except Exception as exc:
                 raise ValueError(f"line {number} is not valid JSON: {exc}") from exc
             if not isinstance(record, dict):
                 raise ValueError(f"line {number} is not a JSON object: {line[:80]!r}")
             yield record
+
+
+def _parse(line: bytes) -> Any:
+    """One JSON line; lines orjson refuses (``NaN``, ``Infinity``) go to the standard parser."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
