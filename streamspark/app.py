@@ -36,7 +36,7 @@ from .error_callbacks import (
 from .exceptions import StreamsparkException
 from .kafka.configuration import ConnectionConfig
 from .kafka.consumer import Consumer
-from .kafka.producer import Producer, broker_config
+from .kafka.producer import PRODUCER_DEFAULTS, Producer, broker_config
 from .logging import LogLevel, configure_logging
 from .models.serializers import DeserializerType, SerializerType
 from .models.timestamps import TimestampExtractor
@@ -95,6 +95,7 @@ class ApplicationConfig(BaseSettings):
 
     broker_address: ConnectionConfig
     consumer_group: str
+    consumer_group_prefix: str = ""
     auto_offset_reset: AutoOffsetReset = "latest"
     commit_interval: float = 5.0
     commit_every: int = 0
@@ -108,6 +109,8 @@ class ApplicationConfig(BaseSettings):
     processing_guarantee: ProcessingGuarantee = "at-least-once"
     max_partition_buffer_size: int = 10000
     state_dir: Path = Path("state")
+    rocksdb_options: Any = None
+    use_changelog_topics: bool = True
     state_dir_shared: bool = False
     spark_master: str = "local[*]"
     spark_conf: dict[str, Any] = {}
@@ -126,12 +129,20 @@ class ApplicationConfig(BaseSettings):
         return (init_settings,)
 
     def copy(self, **kwargs: Any) -> "ApplicationConfig":  # type: ignore[override]
-        """Return a copy with ``kwargs`` changed."""
-        return self.model_copy(update=kwargs)
+        """Return a validated copy with ``kwargs`` changed.
+
+        :raises pydantic.ValidationError: (a ``ValueError``) a changed value is invalid.
+        """
+        return type(self)(**{**dict(self), **kwargs})
 
     @property
     def flush_timeout(self) -> float:
         return self.request_timeout
+
+    @property
+    def exactly_once(self) -> bool:
+        """True when ``processing_guarantee`` is ``"exactly-once"``."""
+        return self.processing_guarantee == "exactly-once"
 
 
 #: parameters of the reference's ``Application`` that have no effect on Spark, and what replaces them
@@ -242,36 +253,31 @@ class Application:
             producer_poll_timeout=(producer_poll_timeout, 0.0),
             max_partition_buffer_size=(max_partition_buffer_size, 10000),
         )
-        if quix_sdk_token or quix_config_builder is not None or os.environ.get("Quix__Sdk__Token"):
-            raise StreamsparkException("Quix Cloud is not supported by streamspark; pass broker_address instead")
-        if processing_guarantee not in ("at-least-once", "exactly-once"):
-            raise ValueError(f'processing_guarantee must be "at-least-once" or "exactly-once", got {processing_guarantee!r}')
-        if auto_offset_reset not in ("earliest", "latest", "error"):
-            raise ValueError(f'auto_offset_reset must be "earliest", "latest" or "error", got {auto_offset_reset!r}')
         if state_buckets < 1:
             raise ValueError("state_buckets must be >= 1")
-        if commit_interval < 0:
-            raise ValueError("commit_interval must be >= 0")
         env = _EnvSettings.read()
         broker_address = broker_address or env.broker_address
+        cloud = quix_sdk_token or quix_config_builder is not None or os.environ.get("Quix__Sdk__Token")
         if broker_address is None:
+            if cloud:
+                raise StreamsparkException("Quix Cloud is not supported by streamspark; pass broker_address instead")
             raise ValueError('broker_address is required (or set the "Quix__Broker__Address" environment variable)')
+        if cloud:  # as in the reference, a broker address wins over the Quix Cloud settings
+            logger.warning("broker_address is set: the Quix Cloud settings (quix_sdk_token, Quix__Sdk__Token) are ignored")
         if isinstance(broker_address, str):
             broker_address = ConnectionConfig(bootstrap_servers=broker_address)
         consumer_group = consumer_group or env.consumer_group or "quixstreams-default"
         state_path = Path(state_dir if state_dir is not None else (env.state_dir or "state"))
-        max_per_partition = max_records_per_partition
-        if commit_every > 0:
-            max_per_partition = min(max_per_partition, commit_every)
 
-        self._config = ApplicationConfig(
+        # the config validates the arguments (pydantic's ValidationError, a ValueError, names the bad one)
+        config = ApplicationConfig(
             broker_address=broker_address,
             consumer_group=consumer_group,
             auto_offset_reset=auto_offset_reset,
             commit_interval=commit_interval,
             commit_every=commit_every,
             consumer_extra_config=dict(consumer_extra_config or {}),
-            producer_extra_config=dict(producer_extra_config or {}),
+            producer_extra_config={**PRODUCER_DEFAULTS, **(producer_extra_config or {})},
             consumer_poll_timeout=consumer_poll_timeout,
             producer_poll_timeout=producer_poll_timeout,
             auto_create_topics=auto_create_topics,
@@ -280,25 +286,32 @@ class Application:
             processing_guarantee=processing_guarantee,
             max_partition_buffer_size=max_partition_buffer_size,
             state_dir=state_path,
+            rocksdb_options=rocksdb_options,
+            use_changelog_topics=use_changelog_topics,
             state_dir_shared=bool(state_dir_shared if state_dir_shared is not None else env.state_dir_shared),
             spark_master=spark_master or env.spark_master or default_master(),
             spark_conf=dict(spark_conf or {}),
-            max_records_per_partition=max_per_partition,
+            max_records_per_partition=max_records_per_partition,
             state_buckets=state_buckets,
         )
+        if config.commit_interval < 0:
+            raise ValueError("commit_interval must be >= 0")
+        if config.commit_every > 0:
+            config = config.copy(max_records_per_partition=min(config.max_records_per_partition, config.commit_every))
+        self._config = config
         self._loglevel = loglevel if isinstance(loglevel, str) or loglevel is None else logging.getLevelName(loglevel)
         self._on_consumer_error = on_consumer_error or default_on_consumer_error
         self._on_processing_error = on_processing_error or default_on_processing_error
         self._on_producer_error = on_producer_error or default_on_producer_error
         self._on_message_processed = on_message_processed
-        admin_config = {"socket.timeout.ms": int(request_timeout * 1000)}
+        admin_config = {"socket.timeout.ms": int(config.request_timeout * 1000)}
         self._topic_admin = TopicAdmin(broker_address, extra_config=admin_config)
         self._topic_manager = topic_manager or TopicManager(
             self._topic_admin,
             consumer_group=consumer_group,
-            timeout=request_timeout,
-            create_timeout=topic_create_timeout,
-            auto_create_topics=auto_create_topics,
+            timeout=config.request_timeout,
+            create_timeout=config.topic_create_timeout,
+            auto_create_topics=config.auto_create_topics,
         )
         self._dataframes: dict[str, StreamingDataFrame] = {}
         self._source_manager: Optional["SourceManager"] = None
@@ -315,6 +328,11 @@ class Application:
     @property
     def config(self) -> ApplicationConfig:
         return self._config
+
+    @property
+    def is_quix_app(self) -> bool:
+        """Always False: streamspark connects to the broker given by ``broker_address``."""
+        return False
 
     @property
     def topic_manager(self) -> TopicManager:
@@ -463,7 +481,7 @@ class Application:
 
     def _eos_config(self) -> Any:
         """Create (or grow) the exactly-once marker topic and describe it for the workers."""
-        from .engine._eos import EosConfig, marker_slots, marker_topic_name
+        from .engine._eos import EosConfig, checkpoint_identity, marker_slots, marker_topic_name
         from .models.topics.exceptions import TopicConfigurationError
 
         def partitions(topic: Topic) -> int:
@@ -488,7 +506,13 @@ class Application:
                 fut.result(self._config.request_timeout)
         else:
             slots = existing.num_partitions
-        return EosConfig(self._config.consumer_group, name, self._config.state_buckets, slots)
+        return EosConfig(
+            self._config.consumer_group,
+            name,
+            self._config.state_buckets,
+            slots,
+            checkpoint_id=checkpoint_identity(self.checkpoint_dir),
+        )
 
     def _plan(self, collect: bool, metadata: bool) -> Any:
         from .engine._plan import PipelinePlan
@@ -532,6 +556,8 @@ class Application:
         if dataframe is not None:
             logger.warning("run(dataframe=...) is deprecated; dataframes are tracked automatically")
         if not self._dataframes:
+            if count:
+                raise ValueError("run(count=...) needs a StreamingDataFrame; an application of sources only stops on timeout")
             if self._source_manager is not None:
                 return self._run_sources_only(timeout)
             raise StreamsparkException("Nothing to run: create a dataframe with app.dataframe(topic) first")

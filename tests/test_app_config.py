@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pydantic
 import pytest
 
 from streamspark import Application, ConnectionConfig
@@ -44,9 +45,10 @@ def test_config_is_immutable_and_copyable():
     "kwargs, error",
     [
         ({}, ValueError),
-        ({"broker_address": "h:1", "auto_offset_reset": "middle"}, ValueError),
-        ({"broker_address": "h:1", "processing_guarantee": "maybe"}, ValueError),
-        ({"broker_address": "h:1", "quix_sdk_token": "t"}, StreamsparkException),
+        ({"broker_address": "h:1", "auto_offset_reset": "middle"}, pydantic.ValidationError),
+        ({"broker_address": "h:1", "processing_guarantee": "maybe"}, pydantic.ValidationError),
+        ({"broker_address": "h:1", "commit_every": "often"}, pydantic.ValidationError),
+        ({"quix_sdk_token": "t"}, StreamsparkException),
     ],
 )
 def test_invalid_arguments(kwargs, error, monkeypatch):
@@ -124,3 +126,70 @@ def test_state_dir_shared_is_declared_by_argument_or_environment(monkeypatch):
     monkeypatch.setenv("Streamspark__State__Shared", "true")
     assert Application("h:1", loglevel=None).config.state_dir_shared is True
     assert Application("h:1", state_dir_shared=False, loglevel=None).config.state_dir_shared is False
+
+
+def test_invalid_choices_are_validation_errors_naming_the_field():
+    with pytest.raises(pydantic.ValidationError, match="processing_guarantee") as info:
+        Application("h:1", processing_guarantee="exactly_once", loglevel=None)
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(pydantic.ValidationError, match="auto_offset_reset"):
+        Application("h:1", auto_offset_reset="beginning", loglevel=None)
+
+
+def test_numbers_given_as_strings_are_converted():
+    cfg = Application("h:1", commit_interval="2", commit_every="3", request_timeout="4", loglevel=None).config
+    assert (cfg.commit_interval, cfg.commit_every, cfg.request_timeout) == (2.0, 3, 4.0)
+    assert cfg.max_records_per_partition == 3
+
+
+def test_copy_validates_the_changes():
+    cfg = Application("h:1", loglevel=None).config
+    with pytest.raises(pydantic.ValidationError, match="auto_offset_reset"):
+        cfg.copy(auto_offset_reset="bogus")
+    assert cfg.copy(commit_interval="7").commit_interval == 7.0
+
+
+def test_reference_config_fields_and_properties():
+    cfg = Application("h:1", loglevel=None).config
+    assert (cfg.consumer_group_prefix, cfg.exactly_once, cfg.use_changelog_topics, cfg.rocksdb_options) == ("", False, True, None)
+    eos = Application("h:1", processing_guarantee="exactly-once", use_changelog_topics=False, loglevel=None)
+    assert eos.config.exactly_once is True and eos.config.use_changelog_topics is False
+    assert eos.is_quix_app is False
+
+
+def test_producers_default_to_idempotence_and_the_java_partitioner():
+    assert Application("h:1", loglevel=None).config.producer_extra_config == {
+        "enable.idempotence": True,
+        "partitioner": "murmur2",
+    }
+    custom = Application("h:1", producer_extra_config={"partitioner": "consistent_random", "linger.ms": 1}, loglevel=None)
+    assert custom.config.producer_extra_config == {
+        "enable.idempotence": True,
+        "partitioner": "consistent_random",
+        "linger.ms": 1,
+    }
+
+
+def test_a_broker_address_wins_over_quix_cloud_settings(monkeypatch, caplog):
+    monkeypatch.setenv("Quix__Sdk__Token", "env-token")
+    with caplog.at_level("WARNING", logger="streamspark"):
+        app = Application("h:1", loglevel=None)
+    assert app.config.broker_address.bootstrap_servers == "h:1"
+    assert "quix_sdk_token" in caplog.text
+    assert Application("h:1", quix_sdk_token="t", loglevel=None).config.broker_address.bootstrap_servers == "h:1"
+    monkeypatch.delenv("Quix__Broker__Address", raising=False)
+    with pytest.raises(StreamsparkException, match="Quix Cloud is not supported"):
+        Application(loglevel=None)
+
+
+def test_count_needs_a_dataframe():
+    from streamspark.sources import Source
+
+    class Idle(Source):
+        def run(self) -> None:
+            pass
+
+    app = Application("127.0.0.1:1", loglevel=None)
+    app.add_source(Idle(name="idle"))
+    with pytest.raises(ValueError, match="count"):
+        app.run(count=1)

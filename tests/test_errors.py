@@ -163,3 +163,26 @@ def test_exceptions_show_the_package_path_and_share_the_base():
     err = ProcessingError("boom", topic="t", partition=0, offset=3)
     assert traceback.format_exception_only(err)[-1] == "streamspark.exceptions.ProcessingError: boom\n"
     assert issubclass(ProcessingError, QuixException) and issubclass(PartitionAssignmentError, QuixException)
+
+
+def test_kafka_exceptions_at_the_reference_paths():
+    from confluent_kafka import KafkaError
+
+    from streamspark.exceptions import BrokerUnreachableError, KafkaPartitionError
+    from streamspark.kafka.exceptions import (
+        BaseKafkaException,
+        InvalidProducerConfigError,
+        KafkaBrokerUnavailableError,
+        KafkaConsumerException,
+        KafkaProducerDeliveryError,
+    )
+
+    assert issubclass(KafkaPartitionError, QuixException) and issubclass(InvalidProducerConfigError, QuixException)
+    assert issubclass(KafkaConsumerException, BaseKafkaException) and issubclass(BaseKafkaException, QuixException)
+    assert issubclass(KafkaProducerDeliveryError, BaseKafkaException)
+    with pytest.raises(KafkaBrokerUnavailableError):
+        raise BrokerUnreachableError("no answer")
+    err = KafkaConsumerException(KafkaError(KafkaError._PARTITION_EOF))
+    assert err.code == KafkaError._PARTITION_EOF and err.description == str(err)
+    delivery = KafkaProducerDeliveryError("Broker: Message size too large", topic="out", partition=0)
+    assert str(delivery) == 'Delivery of a message to topic "out" partition 0 failed: Broker: Message size too large'

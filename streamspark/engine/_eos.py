@@ -12,12 +12,14 @@ state is rebuilt exactly once from Spark's previous state version) but produces 
 from __future__ import annotations
 
 import logging
+import uuid
+from pathlib import Path
 from typing import Any
 
 from ._producers import DeliveryReports, new_task_producer
 from .task_identity import current_task
 
-__all__ = ("EosConfig", "TransactionUnit", "marker_topic_name", "marker_slots")
+__all__ = ("EosConfig", "TransactionUnit", "marker_topic_name", "marker_slots", "checkpoint_identity")
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +34,39 @@ def marker_topic_name(consumer_group: str) -> str:
     return f"__streamspark-eos--{safe}"[:249]
 
 
+#: the file in a Spark checkpoint folder that names the checkpoint for the exactly-once markers
+CHECKPOINT_ID_FILE = "streamspark-eos-id"
+
+
+def checkpoint_identity(checkpoint_dir: Path) -> str:
+    """The identity of the checkpoint in ``checkpoint_dir`` for the exactly-once markers, made
+    (and written into the folder) on its first exactly-once run.
+
+    A marker says "the outputs of micro-batch N were committed". Batch ids start again at 0 when
+    the checkpoint is deleted (``clear_state()``) or another ``state_dir`` is used under the
+    same consumer group, so markers of an earlier checkpoint must not count: each checkpoint
+    gets its own. A checkpoint that already has micro-batches but no identity file was started
+    by an earlier version, whose markers are in the group without an identity (``""``).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp()) / "checkpoint"
+    >>> first = checkpoint_identity(folder)
+    >>> len(first), checkpoint_identity(folder) == first
+    (16, True)
+    >>> legacy = Path(tempfile.mkdtemp()); (legacy / "commits").mkdir(); (legacy / "commits" / "0").touch()
+    >>> checkpoint_identity(legacy)
+    ''
+    """
+    path = checkpoint_dir / CHECKPOINT_ID_FILE
+    if path.exists():
+        return path.read_text().strip()
+    commits = checkpoint_dir / "commits"
+    identity = "" if commits.is_dir() and any(commits.iterdir()) else uuid.uuid4().hex[:16]
+    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(identity + "\n")
+    return identity
+
+
 def marker_slots(buckets: int, input_partitions: int) -> int:
     """Partitions of the marker topic: one per key bucket plus room for every task split."""
     return buckets + max(64, input_partitions * 8)
@@ -41,10 +76,20 @@ class EosConfig:
     """What the workers need for exactly-once (picklable)."""
 
     def __init__(
-        self, consumer_group: str, marker_topic: str, buckets: int, slots: int, transaction_timeout_ms: int = 300_000
+        self,
+        consumer_group: str,
+        marker_topic: str,
+        buckets: int,
+        slots: int,
+        transaction_timeout_ms: int = 300_000,
+        checkpoint_id: str = "",
     ) -> None:
+        """:param checkpoint_id: the identity of the Spark checkpoint the markers belong to
+        (:func:`checkpoint_identity`): micro-batch ids start again at 0 in a new checkpoint, so
+        its markers live in a consumer group of their own. Empty: the group of checkpoints
+        started before checkpoints had an identity."""
         self.consumer_group = consumer_group
-        self.marker_group = f"{consumer_group}--eos"
+        self.marker_group = f"{consumer_group}--eos" + (f"--{checkpoint_id}" if checkpoint_id else "")
         self.marker_topic = marker_topic
         self.buckets = buckets
         self.slots = slots

@@ -52,7 +52,8 @@ class BaseConsumer:
     :param logger: the logger librdkafka's log lines go to.
     :param error_callback: called with client-level errors (default: log them).
     :param on_commit: ``callback(error, partitions)`` with the result of each commit.
-    :param extra_config: more librdkafka settings; the arguments above win over them.
+    :param extra_config: more librdkafka settings; the arguments above win over them
+        (``partition.assignment.strategy`` defaults to ``"range"``).
     """
 
     def __init__(
@@ -67,6 +68,7 @@ class BaseConsumer:
         extra_config: Optional[dict[str, Any]] = None,
     ) -> None:
         config: dict[str, Any] = {
+            "partition.assignment.strategy": "range",  # co-partitioned topics get the same partitions
             **(extra_config or {}),
             **broker_config(broker_address),
             "group.id": consumer_group or "streamspark-default",
@@ -218,7 +220,12 @@ class Consumer(BaseConsumer):
         on_revoke: Optional[RebalancingCallback] = None,
         on_lost: Optional[RebalancingCallback] = None,
     ) -> None:
-        """Subscribe to ``topics``; the callbacks run inside :meth:`poll` on a rebalance."""
+        """Subscribe to ``topics``; the callbacks run inside :meth:`poll` on a rebalance.
+
+        :raises TypeError: ``topics`` is a single string instead of a list of names.
+        """
+        if isinstance(topics, (str, bytes)):
+            raise TypeError(f"subscribe() takes a list of topic names, got the string {topics!r}")
         kwargs: dict[str, Any] = {}
         for name, callback in (("on_assign", on_assign), ("on_revoke", on_revoke), ("on_lost", on_lost)):
             if callback is not None:

@@ -4,12 +4,54 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..exceptions import StreamsparkException
+from ..exceptions import BrokerUnreachableError, StreamsparkException
 
-__all__ = ("KafkaProducerDeliveryError",)
+__all__ = (
+    "BaseKafkaException",
+    "KafkaConsumerException",
+    "KafkaProducerDeliveryError",
+    "InvalidProducerConfigError",
+    "KafkaBrokerUnavailableError",
+)
+
+#: The broker did not answer in time (the reference's name for :class:`BrokerUnreachableError`).
+KafkaBrokerUnavailableError = BrokerUnreachableError
 
 
-class KafkaProducerDeliveryError(StreamsparkException):
+class BaseKafkaException(StreamsparkException):
+    """An error reported by librdkafka; ``error`` is the ``confluent_kafka.KafkaError`` (or its text).
+
+    >>> str(BaseKafkaException("Broker: Unknown topic or partition"))
+    'Broker: Unknown topic or partition'
+    """
+
+    def __init__(self, error: Any) -> None:
+        super().__init__(error.str() if hasattr(error, "str") else str(error))
+        self.error = error
+
+    @property
+    def code(self) -> Optional[int]:
+        """librdkafka's error code (None when only the text is known)."""
+        return self.error.code() if hasattr(self.error, "code") else None
+
+    @property
+    def description(self) -> str:
+        """librdkafka's description of the error."""
+        return self.error.str() if hasattr(self.error, "str") else str(self.error)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.error,))
+
+
+class KafkaConsumerException(BaseKafkaException):
+    """The consumer returned an error event instead of a message."""
+
+
+class InvalidProducerConfigError(StreamsparkException):
+    """The producer's settings are inconsistent (e.g. a transactional producer without ``transactional.id``)."""
+
+
+class KafkaProducerDeliveryError(BaseKafkaException):
     """The broker did not accept a produced message (reported after the produce call returned).
 
     Carries the librdkafka error and where the message was going:
@@ -25,7 +67,7 @@ class KafkaProducerDeliveryError(StreamsparkException):
 
     def __init__(self, error: Any, topic: Optional[str], partition: Optional[int], key: Optional[bytes] = None) -> None:
         where = f'topic "{topic}"' + (f" partition {partition}" if partition is not None and partition >= 0 else "")
-        super().__init__(f"Delivery of a message to {where} failed: {error}")
+        StreamsparkException.__init__(self, f"Delivery of a message to {where} failed: {error}")
         self.error = error
         self.topic = topic
         self.partition = partition

@@ -12,10 +12,14 @@ from .configuration import ConnectionConfig
 if TYPE_CHECKING:  # models imports this module (topic admin): a runtime import would be circular
     from ..models.types import Headers
 
-__all__ = ("Producer", "PRODUCER_POLL_TIMEOUT", "PRODUCER_ON_ERROR_RETRIES", "produce_retrying")
+__all__ = ("Producer", "PRODUCER_DEFAULTS", "PRODUCER_POLL_TIMEOUT", "PRODUCER_ON_ERROR_RETRIES", "produce_retrying")
 
 logger = logging.getLogger(__name__)
 
+#: librdkafka settings of the application's producers unless ``producer_extra_config`` overrides
+#: them: idempotent, and keys spread over partitions with the Java client's hash (murmur2), so a
+#: key lands on the partition Quix Streams and Kafka's Java/Streams clients pick for it.
+PRODUCER_DEFAULTS: dict[str, Any] = {"enable.idempotence": True, "partitioner": "murmur2"}
 #: Seconds ``produce`` polls for when the local queue is full, before trying again.
 PRODUCER_POLL_TIMEOUT = 30.0
 #: How many times ``produce`` tries again after ``BufferError`` (a full local queue).
@@ -76,7 +80,8 @@ class Producer:
     :param broker_address: ``"host:port"`` or a :class:`ConnectionConfig`.
     :param logger: the logger librdkafka's log lines go to.
     :param error_callback: called with client-level errors (default: log them).
-    :param extra_config: more librdkafka settings; the arguments above win over them.
+    :param extra_config: more librdkafka settings (over :data:`PRODUCER_DEFAULTS`); the
+        arguments above win over them.
     :param flush_timeout: the default timeout of :meth:`flush` (None: wait for every message).
     :param transactional: the producer uses transactions.
 
@@ -93,10 +98,9 @@ class Producer:
         flush_timeout: Optional[float] = None,
         transactional: bool = False,
     ) -> None:
-        config = {**(extra_config or {}), **broker_config(broker_address)}
+        config = {**PRODUCER_DEFAULTS, **(extra_config or {}), **broker_config(broker_address)}
         if error_callback is not None:
             config["error_cb"] = error_callback
-        config.setdefault("enable.idempotence", True)
         self._config = config
         self._logger = logger
         self._flush_timeout = flush_timeout

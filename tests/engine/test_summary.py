@@ -59,6 +59,7 @@ def test_stages_compare_as_their_words():
         "streamspark.engine.lag",
         "streamspark.engine.callbacks",
         "streamspark.engine.task_entry",
+        "streamspark.engine._eos",
     ],
 )
 def test_module_doctests(name):

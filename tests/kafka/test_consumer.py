@@ -56,3 +56,16 @@ def test_consumer_subscribes_with_rebalance_callbacks(kafka):
         consumer.subscribe([topic], on_assign=lambda _, partitions: assigned.extend(p.partition for p in partitions))
         assert [m.value() for m in _consume(consumer, 1)] == [b"x"]
     assert sorted(assigned) == [0, 1]
+
+
+def test_subscribe_refuses_a_single_topic_name():
+    consumer = Consumer("127.0.0.1:1", "g", "earliest")
+    with pytest.raises(TypeError, match="list of topic names"):
+        consumer.subscribe("readings")  # type: ignore[arg-type]
+    consumer.close()
+
+
+def test_range_assignment_by_default():
+    assert BaseConsumer("127.0.0.1:1", "g", "earliest")._config["partition.assignment.strategy"] == "range"
+    custom = BaseConsumer("127.0.0.1:1", "g", "earliest", extra_config={"partition.assignment.strategy": "cooperative-sticky"})
+    assert custom._config["partition.assignment.strategy"] == "cooperative-sticky"

@@ -27,3 +27,8 @@ def test_client_errors_are_logged_by_default(caplog):
         while not any("Kafka client error" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
             producer.poll(0.2)
     assert any("Kafka client error" in r.getMessage() for r in caplog.records)
+
+
+def test_keys_are_partitioned_like_the_java_client_unless_configured():
+    assert Producer("127.0.0.1:1")._config["partitioner"] == "murmur2"
+    assert Producer("127.0.0.1:1", extra_config={"partitioner": "crc32"})._config["partitioner"] == "crc32"

@@ -62,10 +62,17 @@ def test_missing_topics_without_auto_create():
 def test_names_longer_than_255_characters_are_refused_before_creating():
     admin = RecordingAdmin()
     manager = TopicManager(admin, consumer_group="g")
-    manager.topic("x" * 256)
+    manager.register(Topic("x" * 256))
     with pytest.raises(TopicNameLengthExceeded, match="255 character limit"):
         manager.ensure_topics()
     assert admin.created == []
+
+
+def test_names_longer_than_255_characters_are_refused_when_defined():
+    with pytest.raises(TopicNameLengthExceeded, match="255 character limit"):
+        TopicManager(RecordingAdmin(), consumer_group="g").topic("x" * 256)
+    # without auto-creation the name is only looked up on the broker
+    assert TopicManager(RecordingAdmin(), consumer_group="g", auto_create_topics=False).topic("y" * 256).name == "y" * 256
 
 
 def test_internal_topics_names_types_and_serializers():

@@ -113,7 +113,13 @@ class TopicManager:
         timestamp_extractor: Optional[TimestampExtractor] = None,
     ) -> Topic:
         """Define and register a regular topic (created with the default config unless
-        ``create_config`` is given)."""
+        ``create_config`` is given).
+
+        :raises TopicNameLengthExceeded: ``auto_create_topics`` is on and the name is longer
+            than a topic to create may be (255 characters).
+        """
+        if self._auto_create_topics:
+            self._validate_topic_name(name)
         topic = Topic(
             name=name,
             topic_type=TopicType.REGULAR,
