@@ -272,6 +272,8 @@ def run_fused_pre_shuffle(
                 packed.append(pack_grouped(emitter.grouped))
             except TaskFailure as fatal:
                 processor.abandon(fatal)
+            except Exception as exc:  # a chunk that cannot be packed, though each record can
+                processor.abandon(TaskFailure(exc, Stage.GROUP_BY, None, None, None))
             emitter.grouped = []
     summary = processor.finish()
     if summary.error is None:

@@ -144,6 +144,8 @@ class WindowDefinition(Generic[_WindowT]):
 
 class _TimeDefinition(WindowDefinition[TimeWindow]):
     _window_class = TimeWindow
+    #: whether ``before_update``/``after_update`` may close this kind of window early
+    _takes_update_callbacks = True
 
     def __init__(
         self,
@@ -156,6 +158,8 @@ class _TimeDefinition(WindowDefinition[TimeWindow]):
         before_update: Optional[_process.UpdateTrigger] = None,
         after_update: Optional[_process.UpdateTrigger] = None,
     ) -> None:
+        if not self._takes_update_callbacks and (before_update is not None or after_update is not None):
+            raise ValueError(f"{self._kind} takes no before_update/after_update; use a tumbling or hopping window")
         super().__init__(dataframe, name, on_late)
         self._before_update = before_update
         self._after_update = after_update
@@ -211,20 +215,7 @@ class HoppingTimeWindowDefinition(_TimeDefinition):
 class SlidingTimeWindowDefinition(_TimeDefinition):
     _kind = "sliding_window"
     _window_class = SlidingWindow
-
-    def __init__(
-        self,
-        dataframe: "StreamingDataFrame",
-        duration_ms: Union[int, timedelta],
-        grace_ms: Union[int, timedelta] = 0,
-        name: Optional[str] = None,
-        on_late: Optional[Callable[..., Optional[bool]]] = None,
-        before_update: Optional[_process.UpdateTrigger] = None,
-        after_update: Optional[_process.UpdateTrigger] = None,
-    ) -> None:
-        if before_update is not None or after_update is not None:
-            raise ValueError("Sliding windows take no before_update/after_update; use a tumbling or hopping window")
-        super().__init__(dataframe, duration_ms, grace_ms, name, on_late)
+    _takes_update_callbacks = False
 
     def _processor(self, aggregation: _process.Aggregation, name: str, by_partition: bool) -> Any:
         if by_partition:
