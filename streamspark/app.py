@@ -571,6 +571,11 @@ class Application:
         session = running_session()
         master = session.sparkContext.master if session is not None else self._config.spark_master
         check_state_dir(master, self.checkpoint_dir, self._config.state_dir_shared)
+        # a new checkpoint gets its identity on its first run, whatever the guarantee, so that a
+        # switch to exactly-once later never reads the markers of an earlier checkpoint
+        from .engine._eos import checkpoint_identity
+
+        checkpoint_identity(self.checkpoint_dir)
         limited = bool(timeout or count)
         collect = collect and limited
         logger.info("Checking topics on %s", self._config.broker_address.bootstrap_servers)

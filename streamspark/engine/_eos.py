@@ -19,7 +19,7 @@ from typing import Any
 from ._producers import DeliveryReports, new_task_producer
 from .task_identity import current_task
 
-__all__ = ("EosConfig", "TransactionUnit", "marker_topic_name", "marker_slots", "checkpoint_identity")
+__all__ = ("EosConfig", "TransactionUnit", "marker_topic_name", "marker_slots", "checkpoint_identity", "CHECKPOINT_ID_FILE")
 
 logger = logging.getLogger(__name__)
 

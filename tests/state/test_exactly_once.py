@@ -12,8 +12,11 @@ import time
 import uuid
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from streamspark.engine._eos import CHECKPOINT_ID_FILE
 
 from .test_stateful_e2e import count
 
@@ -52,6 +55,32 @@ def test_a_new_checkpoint_under_the_same_consumer_group_produces_its_outputs(mak
     assert sorted(v["i"] for v in committed) == list(range(20))
     # the second checkpoint's state started afresh: its count starts at 1 again
     assert sorted(v["n"] for v in committed if v["i"] >= 10) == list(range(1, 11))
+
+
+def test_a_checkpoint_started_at_least_once_keeps_apart_from_earlier_markers(make_app, kafka, tmp_path):
+    """A checkpoint gets its identity on its first run under either guarantee: switching it to
+    exactly-once later does not read the markers an earlier checkpoint of the group left."""
+    src, out = kafka.new_topic(), kafka.new_topic()
+    group = f"eos-switch-{uuid.uuid4().hex[:8]}"
+
+    def run(first: int, guarantee: str) -> Any:
+        kafka.produce(src, [{"value": json.dumps({"i": i}).encode(), "key": b"k"} for i in range(first, first + 5)])
+        app = make_app(consumer_group=group, state_dir=str(tmp_path / "state"), processing_guarantee=guarantee)
+        app.dataframe(app.topic(src)).apply(count, stateful=True).to_topic(app.topic(out))
+        app.run(count=5, timeout=60)
+        return app
+
+    # a checkpoint started by an earlier version: its markers are in the group without identity
+    checkpoint = make_app(consumer_group=group, state_dir=str(tmp_path / "state")).checkpoint_dir
+    checkpoint.mkdir(parents=True)
+    (checkpoint / CHECKPOINT_ID_FILE).write_text("\n")
+    for first in (0, 5):  # it leaves markers of its first batches
+        run(first, "exactly-once")
+    run(10, "exactly-once").clear_state()
+    run(15, "at-least-once")  # a new checkpoint, batch 0
+    run(20, "exactly-once")  # the same checkpoint, batch 1: its outputs must be produced
+    committed = [json.loads(m.value()) for m in kafka.consume(out, expected=25, isolation="read_committed")]
+    assert sorted(v["i"] for v in committed) == list(range(25))
 
 
 def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed, master="local[2]", mode="stateful"):
