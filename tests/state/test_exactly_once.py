@@ -158,10 +158,8 @@ def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed, master=
     return got, keys
 
 
-@pytest.mark.harness(seconds=320)
-def test_kill_9_ten_times_exactly_once_no_loss_no_duplicates(broker, kafka, tmp_path):
-    total = 100_000
-    got, keys = _run_harness(broker, kafka, tmp_path, "exactly-once", total=total, kills=10, seed=7)
+def _assert_each_input_once_and_counted(got: list[dict], total: int, keys: int) -> None:
+    """Every input's output once under read_committed, and each of ``keys`` keys counted 1..N."""
     ids = [v["i"] for v in got]
     assert len(set(ids)) == total, f"lost {total - len(set(ids))} inputs"
     assert len(ids) == total, f"{len(ids) - total} duplicate outputs under read_committed"
@@ -172,20 +170,20 @@ def test_kill_9_ten_times_exactly_once_no_loss_no_duplicates(broker, kafka, tmp_
     assert all(sorted(ns) == list(range(1, total // keys + 1)) for ns in per_key.values())
 
 
+@pytest.mark.harness(seconds=320)
+def test_kill_9_ten_times_exactly_once_no_loss_no_duplicates(broker, kafka, tmp_path):
+    total = 100_000
+    got, keys = _run_harness(broker, kafka, tmp_path, "exactly-once", total=total, kills=10, seed=7)
+    _assert_each_input_once_and_counted(got, total, keys)
+
+
 @pytest.mark.harness(seconds=150)
 def test_kill_9_after_a_group_by_exactly_once_no_loss_no_duplicates(broker, kafka, tmp_path):
     """The fused group_by path: the source task's transaction (the steps before the group_by)
     and the state buckets' (the count per new key) survive kill -9 like any stateful step."""
     total = 20_000
     got, _ = _run_harness(broker, kafka, tmp_path, "exactly-once", total=total, kills=4, seed=5, mode="group_by")
-    ids = [v["i"] for v in got]
-    assert len(set(ids)) == total, f"lost {total - len(set(ids))} inputs"
-    assert len(ids) == total, f"{len(ids) - total} duplicate outputs under read_committed"
-    per_group = defaultdict(list)
-    for v in got:
-        per_group[v["k"]].append(v["n"])
-    assert len(per_group) == 20
-    assert all(sorted(ns) == list(range(1, total // 20 + 1)) for ns in per_group.values())
+    _assert_each_input_once_and_counted(got, total, keys=20)
 
 
 @pytest.mark.harness(seconds=145)
