@@ -479,9 +479,10 @@ class Application:
                 runner.fail_fast = True
             runner.request_stop()
 
-    def _eos_config(self) -> Any:
-        """Create (or grow) the exactly-once marker topic and describe it for the workers."""
-        from .engine._eos import EosConfig, checkpoint_identity, marker_slots, marker_topic_name
+    def _eos_config(self, checkpoint_id: str) -> Any:
+        """Create (or grow) the exactly-once marker topic and describe it for the workers
+        (``checkpoint_id``: see ``engine._eos.checkpoint_identity``)."""
+        from .engine._eos import EosConfig, marker_slots, marker_topic_name
         from .models.topics.exceptions import TopicConfigurationError
 
         def partitions(topic: Topic) -> int:
@@ -511,10 +512,10 @@ class Application:
             name,
             self._config.state_buckets,
             slots,
-            checkpoint_id=checkpoint_identity(self.checkpoint_dir),
+            checkpoint_id=checkpoint_id,
         )
 
-    def _plan(self, collect: bool, metadata: bool) -> Any:
+    def _plan(self, collect: bool, metadata: bool, checkpoint_id: str) -> Any:
         from .engine._plan import PipelinePlan
 
         topics = {name: sdf.topic for name, sdf in self._dataframes.items()}
@@ -530,7 +531,7 @@ class Application:
             collect=collect,
             metadata=metadata,
             loglevel=self._loglevel,
-            eos=self._eos_config() if self._config.processing_guarantee == "exactly-once" else None,
+            eos=self._eos_config(checkpoint_id) if self._config.processing_guarantee == "exactly-once" else None,
         )
 
     def run(
@@ -575,12 +576,12 @@ class Application:
         # switch to exactly-once later never reads the markers of an earlier checkpoint
         from .engine._eos import checkpoint_identity
 
-        checkpoint_identity(self.checkpoint_dir)
+        checkpoint_id = checkpoint_identity(self.checkpoint_dir)
         limited = bool(timeout or count)
         collect = collect and limited
         logger.info("Checking topics on %s", self._config.broker_address.bootstrap_servers)
         self._topic_manager.ensure_topics()
-        plan = self._plan(collect=collect, metadata=metadata)
+        plan = self._plan(collect=collect, metadata=metadata, checkpoint_id=checkpoint_id)
         plan.check_copartitioned()
         callbacks: Optional[Any] = None
         restore_callbacks: Callable[[], None] = lambda: None

@@ -79,7 +79,7 @@ def _readings(n: int) -> list[dict[str, Any]]:
 
 
 def _processor(app: Application, collect: bool = False) -> TaskProcessor:
-    return TaskProcessor(app._plan(collect=collect, metadata=False), 0)
+    return TaskProcessor(app._plan(collect=collect, metadata=False, checkpoint_id=""), 0)
 
 
 def _files(root: Path) -> dict[str, list[Any]]:
