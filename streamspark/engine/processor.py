@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import pickle
 import time
-from typing import Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Optional, Sequence
 
 from ..context import current_message_context, set_message_context
 from ..core.stream import compose
@@ -22,12 +22,15 @@ from ..sinks.base.sink import BaseSink
 from ._plan import PipelinePlan
 from .callbacks import flush_stdout
 from .emitter import Emitter, flush_producer, output_collector, plan_sinks
-from .strategies import COLUMNAR_WINDOWS
+from .strategies import COLUMNAR_WINDOWS, RAW_SINK_CHUNKS
 from .summary import ProducerFlush, Stage, TaskError, TaskSummary
 from .task_failure import TaskFailure, skip_on_error
 from .task_identity import current_task
 
-__all__ = ("TaskProcessor", "RawRecords")
+if TYPE_CHECKING:
+    from ..models.serializers.avro import ArrowAvroDecoder
+
+__all__ = ("TaskProcessor", "RawRecords", "RawTarget", "raw_sinks")
 
 logger = logging.getLogger(__name__)
 
@@ -39,14 +42,32 @@ _sinks: dict[tuple[str, int], BaseSink] = {}
 
 
 class RawRecords(list):  # type: ignore[type-arg]
-    """Source records a sink took as one chunk of raw JSON values (``BaseSink.add_raw_json``):
-    what the sink replay holds for them."""
+    """Source records a sink took as one chunk of raw values (``BaseSink.add_raw_json`` or
+    ``add_raw_avro``): what the sink replay holds for them, with how they were given."""
+
+    def __init__(self, records: list[tuple[Any, ...]], target: RawTarget) -> None:
+        super().__init__(records)
+        self.target = target
 
 
-def raw_json_sinks(plan: PipelinePlan, sinks: dict[int, BaseSink]) -> dict[str, tuple[int, BaseSink]]:
-    """Topics whose records go straight into a sink that takes raw JSON chunks (no step
-    between, nothing collected), with that sink's node id and instance."""
-    found: dict[str, tuple[int, BaseSink]] = {}
+class RawTarget(NamedTuple):
+    """The sink a topic's chunks go to whole, and how (``avro`` None: raw JSON values)."""
+
+    node_id: int
+    sink: BaseSink
+    avro: Optional[ArrowAvroDecoder] = None
+
+    def offer(self, values: Sequence[Any], keys: Sequence[Any], stamps: Sequence[int]) -> bool:
+        """Give the sink the chunk; False when it refuses it."""
+        if self.avro is not None:
+            return self.sink.add_raw_avro(values, keys, stamps, self.avro)
+        return self.sink.add_raw_json(values, keys, stamps)
+
+
+def raw_sinks(plan: PipelinePlan, sinks: dict[int, BaseSink]) -> dict[str, RawTarget]:
+    """Topics whose records go straight into a sink that takes raw chunks of their format
+    (no step between, nothing collected): raw JSON values, or plain schemaless Avro."""
+    found: dict[str, RawTarget] = {}
     if plan.collect:
         return found
     for name, root in plan.roots.items():
@@ -54,8 +75,15 @@ def raw_json_sinks(plan: PipelinePlan, sinks: dict[int, BaseSink]) -> dict[str, 
             continue
         node_id = root.children[0].id
         sink = sinks.get(node_id)
-        if sink is not None and type(sink).add_raw_json is not BaseSink.add_raw_json and plan.topics[name].raw_json_values():
-            found[name] = (node_id, sink)
+        if sink is None:
+            continue
+        topic = plan.topics[name]
+        if type(sink).add_raw_json is not BaseSink.add_raw_json and topic.raw_json_values():
+            found[name] = RawTarget(node_id, sink)
+        elif type(sink).add_raw_avro is not BaseSink.add_raw_avro:
+            decoder = topic.raw_avro_decoder()
+            if decoder is not None:
+                found[name] = RawTarget(node_id, sink, decoder)
     return found
 
 
@@ -123,8 +151,8 @@ class TaskProcessor:
         self.emitter: Optional[Emitter] = None
         self.pushes: dict[str, Any] = {}
         self.group_pushes: dict[int, Any] = {}
-        #: topics whose chunks of records go to a sink whole, as raw JSON (see ``_sink_raw``)
-        self.raw_sinks: dict[str, tuple[int, BaseSink]] = {}
+        #: topics whose chunks of records go to a sink whole, as raw values (see ``_sink_raw``)
+        self.raw_sinks: dict[str, RawTarget] = {}
         self.txn: Any = None
         #: windows computed a batch at a time (the columnar path), flushed after each batch; only
         #: with one input tree, or the outputs of the trees would reorder against each other
@@ -143,8 +171,8 @@ class TaskProcessor:
                     for node in plan.group_nodes
                 }
             else:
-                if stage == "all":
-                    self.raw_sinks = raw_json_sinks(plan, self.sinks)
+                if stage == "all" and RAW_SINK_CHUNKS.name in plan.strategies:
+                    self.raw_sinks = raw_sinks(plan, self.sinks)
                 self.pushes = {
                     name: compose(
                         root, collect=leaf, emitter=self.emitter, states=states, split_groups=stage == "pre", batched=self.batched
@@ -177,7 +205,7 @@ class TaskProcessor:
         try:
             if self.raw_sinks and records.__class__ is list and records:
                 target = self.raw_sinks.get(records[0][0])  # type: ignore[index]
-                if target is not None and self._sink_raw(records, *target):  # type: ignore[arg-type]
+                if target is not None and self._sink_raw(records, target):  # type: ignore[arg-type]
                     return
             self._process(records)
             self._flush_batched()
@@ -216,20 +244,20 @@ class TaskProcessor:
                 raise TaskFailure(exc, Stage.PROCESSING, ctx.topic, ctx.partition, ctx.offset) from exc
             self.skipped += 1
 
-    def _sink_raw(self, records: list[tuple[Any, ...]], node_id: int, sink: BaseSink) -> bool:
-        """Give a chunk of one topic's records to the sink as raw JSON values; False when the
+    def _sink_raw(self, records: list[tuple[Any, ...]], target: RawTarget) -> bool:
+        """Give a chunk of one topic's records to the sink as raw values; False when the
         sink refuses it (the records then take the per-record path)."""
         topics, parts, offsets, stamps, _, keys, values, _ = zip(*records)
         if topics.count(topics[0]) != len(topics):
             return False
         try:
-            taken = sink.add_raw_json(values, keys, stamps)
+            taken = target.offer(values, keys, stamps)
         except Exception as exc:
             raise TaskFailure(exc, Stage.SINK, topics[0], parts[0], offsets[0]) from exc
         if not taken:
             return False
         assert self.emitter is not None
-        self.emitter.replay[node_id].append(RawRecords(records))
+        self.emitter.replay[target.node_id].append(RawRecords(records, target))
         self.input_count += len(records)
         self.counter[0] += len(records)
         on_processed = self.plan.on_message_processed
@@ -241,7 +269,7 @@ class TaskProcessor:
     def _resend_raw(self, sink: BaseSink, records: RawRecords) -> None:
         """Feed a sink again the records it took as a raw chunk (after backpressure)."""
         topics, parts, offsets, stamps, _, keys, values, _ = zip(*records)
-        if sink.add_raw_json(values, keys, stamps):
+        if records.target.offer(values, keys, stamps):
             return
         deserialize = self.plan.topics[topics[0]].record_deserializer()
         for tname, part, offset, stamp, stamp_type, key, value, headers in records:

@@ -13,7 +13,7 @@ False
 >>> Strategies(plain={"no-such-path"})
 Traceback (most recent call last):
 ...
-ValueError: Unknown fast path(s) ['no-such-path']: known are ['columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets']
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks']
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = (
     "FUSED_GROUP_BY",
     "COLUMNAR_WINDOWS",
     "ONE_FLUSH_PER_PARTITION",
+    "RAW_SINK_CHUNKS",
     "STRATEGIES",
     "PLAIN_PATHS_ENV",
 )
@@ -125,8 +126,33 @@ ONE_FLUSH_PER_PARTITION = Strategy(
     requires=("packed-buckets",),
 )
 
+
+def _topic_straight_into_a_sink(plan: "PipelinePlan") -> bool:
+    return not plan.collect and any(
+        len(root.children) == 1 and root.children[0].kind == "sink" and not root.children[0].children
+        for root in plan.roots.values()
+    )
+
+
+#: a topic whose values go straight into a sink that takes raw chunks (``BaseSink.add_raw_json``
+#: / ``add_raw_avro``, the lake sink's): a task hands the sink whole chunks of raw JSON or
+#: schemaless Avro values, which it decodes into Arrow at once
+RAW_SINK_CHUNKS = Strategy(
+    name="raw-sink-chunks",
+    applies=_topic_straight_into_a_sink,
+    plain="each value decoded by the topic's deserializer and added to the sink record by record",
+    checked_by="tests/engine/test_raw_avro_sink.py",
+)
+
 #: in dependency order (a strategy after those it requires)
-STRATEGIES: tuple[Strategy, ...] = (FUSED_SOURCE, PACKED_BUCKETS, FUSED_GROUP_BY, COLUMNAR_WINDOWS, ONE_FLUSH_PER_PARTITION)
+STRATEGIES: tuple[Strategy, ...] = (
+    FUSED_SOURCE,
+    PACKED_BUCKETS,
+    FUSED_GROUP_BY,
+    COLUMNAR_WINDOWS,
+    ONE_FLUSH_PER_PARTITION,
+    RAW_SINK_CHUNKS,
+)
 
 
 class Strategies:

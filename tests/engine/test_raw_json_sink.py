@@ -17,6 +17,7 @@ import pytest
 
 from streamspark import Application
 from streamspark.engine.processor import TaskProcessor
+from streamspark.engine.strategies import Strategies
 from streamspark.models.serializers import JSONDeserializer
 from streamspark.sinks.base.exceptions import SinkBackpressureError
 from streamspark.sinks.core.list import ListSink
@@ -79,7 +80,10 @@ def _readings(n: int) -> list[dict[str, Any]]:
 
 
 def _processor(app: Application, collect: bool = False) -> TaskProcessor:
-    return TaskProcessor(app._plan(collect=collect, metadata=False, checkpoint_id=""), 0)
+    """The task code for the app's plan, with the fast paths a run of it takes."""
+    plan = app._plan(collect=collect, metadata=False, checkpoint_id="")
+    plan.strategies = Strategies().names_for(plan)
+    return TaskProcessor(plan, 0)
 
 
 def _files(root: Path) -> dict[str, list[Any]]:

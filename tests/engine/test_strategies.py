@@ -14,6 +14,7 @@ from streamspark.engine.strategies import (
     FUSED_SOURCE,
     ONE_FLUSH_PER_PARTITION,
     PACKED_BUCKETS,
+    RAW_SINK_CHUNKS,
     STRATEGIES,
     Strategies,
 )
@@ -26,6 +27,15 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_stateless_pipeline_takes_the_fused_source_only():
     plan = plan_of(lambda app, sdf: sdf.apply(lambda v: v).to_topic(app.topic("out")))
     assert Strategies().names_for(plan) == {FUSED_SOURCE.name}
+
+
+def test_a_topic_straight_into_a_sink_takes_raw_sink_chunks():
+    from streamspark.sinks.core.list import ListSink
+
+    plan = plan_of(lambda app, sdf: sdf.sink(ListSink()))
+    assert Strategies().names_for(plan) == {FUSED_SOURCE.name, RAW_SINK_CHUNKS.name}
+    plan = plan_of(lambda app, sdf: sdf.apply(lambda v: v).sink(ListSink()))
+    assert RAW_SINK_CHUNKS.name not in Strategies().names_for(plan)
 
 
 def test_a_stateful_pipeline_takes_packed_buckets():

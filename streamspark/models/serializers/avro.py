@@ -19,11 +19,12 @@ import io
 import json
 from typing import Any, Mapping, Optional, Union
 
+from ._avro_arrow import ArrowAvroDecoder
 from .base import Deserializer, SerializationContext, Serializer
 from .confluent_registry import ConfluentBacked, as_serialization_error, import_optional, registry_client
 from .schema_registry import SchemaRegistryClientConfig, SchemaRegistrySerializationConfig
 
-__all__ = ("AvroSerializer", "AvroDeserializer")
+__all__ = ("AvroSerializer", "AvroDeserializer", "ArrowAvroDecoder")
 
 #: an Avro schema as fastavro takes it: a dict, a list (union) or a type name
 Schema = Union[str, list[Any], Mapping[str, Any]]
@@ -170,6 +171,25 @@ class AvroDeserializer(ConfluentBacked, Deserializer):
         }
         #: every option at fastavro's default: the per-message call passes none of them
         self._default_options = self._options == _READER_DEFAULTS
+        self._arrow_decoder: Any = False  # not looked for yet
+
+    def arrow_decoder(self) -> Optional[ArrowAvroDecoder]:
+        """A decoder of whole chunks of this deserializer's messages into Arrow tables (which
+        give the dicts this deserializer gives), or None when it reads through a registry,
+        into a ``reader_schema``, with non-default options or a schema that decoder does not
+        cover (see :class:`~._avro_arrow.ArrowAvroDecoder`).
+
+        >>> schema = {"type": "record", "name": "R", "fields": [{"name": "v", "type": "long"}]}
+        >>> AvroDeserializer(schema).arrow_decoder().decode([b"\\x06"]).to_pylist()
+        [{'v': 3}]
+        >>> AvroDeserializer(schema, return_record_name=True).arrow_decoder() is None
+        True
+        """
+        if self._arrow_decoder is False:
+            plain = self._client_config is None and self._reader is None and self._default_options
+            self._arrow_decoder = ArrowAvroDecoder.for_schema(self._writer) if plain else None
+        decoder: Optional[ArrowAvroDecoder] = self._arrow_decoder
+        return decoder
 
     def __call__(self, value: bytes, ctx: SerializationContext) -> Any:
         if self._client_config is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import enum
 import logging
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 
 from ..messagecontext import MessageContext
 from ..messages import KafkaMessage
@@ -34,6 +34,9 @@ from ..types import Headers, SuccessfulConfluentKafkaMessageProto
 from .config import TopicConfig
 from .exceptions import TopicConfigurationError
 from .utils import merge_headers
+
+if TYPE_CHECKING:
+    from ..serializers._avro_arrow import ArrowAvroDecoder
 
 __all__ = ("Topic", "TopicType", "TopicConfig", "TimestampExtractor", "KafkaMessage")
 
@@ -298,6 +301,24 @@ class Topic:
             and type(self._key_deserializer) is BytesDeserializer
             and self._timestamp_extractor is None
         )
+
+    def raw_avro_decoder(self) -> Optional["ArrowAvroDecoder"]:
+        """The Arrow decoder of chunks of this topic's values when a message becomes
+        ``(AvroDeserializer(value), raw key, Kafka timestamp)`` and nothing more (a plain
+        schemaless ``AvroDeserializer`` whose schema the decoder covers, bytes keys, no split,
+        no timestamp extractor): a task may then give a sink the raw values of a whole chunk
+        (``BaseSink.add_raw_avro``). None otherwise."""
+        from ..serializers.avro import AvroDeserializer
+
+        vd = self._value_deserializer
+        if (
+            not isinstance(vd, AvroDeserializer)
+            or vd.split_values
+            or type(self._key_deserializer) is not BytesDeserializer
+            or self._timestamp_extractor is not None
+        ):
+            return None
+        return vd.arrow_decoder()
 
     def _build_deserialize(self) -> Callable[..., _Records]:
         """The function behind :meth:`record_deserializer`, specialised once for this topic's

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import abc
 import logging
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from ...models.types import Headers
 from ._delivery import delivery_token as unit_token
 from .batch import SinkBatch
+
+if TYPE_CHECKING:
+    from ...models.serializers.avro import ArrowAvroDecoder
 
 __all__ = ("BaseSink", "BatchingSink", "ClientConnectSuccessCallback", "ClientConnectFailureCallback")
 
@@ -37,8 +40,8 @@ class BaseSink(abc.ABC):
     - **Worker side** (a copy of the sink in each Spark task): :meth:`add`, :meth:`flush`,
       :meth:`on_paused`; :meth:`delivery_token` names the micro-batch unit being flushed,
       the same on a replay, so a sink that stores it atomically with its data can skip a
-      replayed write (exactly-once in effect); :meth:`add_raw_json` takes chunks of raw JSON
-      values; with :attr:`collects_to_driver`, :meth:`drain_for_driver` hands what the
+      replayed write (exactly-once in effect); :meth:`add_raw_json` and :meth:`add_raw_avro`
+      take chunks of raw JSON or Avro values; with :attr:`collects_to_driver`, :meth:`drain_for_driver` hands what the
       worker gathered to the driver.
     - **Driver side** (the instance passed to ``sdf.sink()``, in the application's process):
       :meth:`on_query_start`, :meth:`receive_from_worker` (what each task drained),
@@ -139,6 +142,22 @@ class BaseSink(abc.ABC):
         step between them), are decoded with the default JSON ``loads``, and keep their raw
         bytes keys and Kafka timestamps. A refused chunk is decoded and :meth:`add`-ed record
         by record; a sink that accepts must end up with what those calls would have given.
+        """
+        return False
+
+    def add_raw_avro(
+        self,
+        values: Sequence[bytes],
+        keys: Sequence[Optional[bytes]],
+        timestamps: Sequence[int],
+        decoder: ArrowAvroDecoder,
+    ) -> bool:
+        """Take a chunk of records whose values are still schemaless Avro; False refuses it.
+
+        As :meth:`add_raw_json`, for a topic read with a plain ``AvroDeserializer`` whose
+        schema ``decoder`` covers: ``decoder.decode(values)`` gives the chunk as an Arrow table
+        (None when a value is not exactly one record of the schema). A refused chunk is decoded
+        and :meth:`add`-ed record by record.
         """
         return False
 

@@ -1,9 +1,11 @@
-"""Raw JSON chunks → Arrow tables → file plans: the lake sink's fast path.
+"""Raw JSON or Avro chunks → Arrow tables → file plans: the lake sink's fast path.
 
 When a topic's JSON values go straight into the sink (no step between them), a Spark task
 hands the sink whole chunks of raw values (``TSDataLakeSink.add_raw_json``). Arrow's JSON reader
 decodes a chunk in one call and the rows are grouped by hour with array operations, instead of
 decoding each value in Python and planning the files row by row (:func:`._layout.plan_files`).
+Schemaless Avro values read with a plain ``AvroDeserializer`` take the same way
+(``add_raw_avro``): ``ArrowAvroDecoder`` decodes the chunk (:func:`read_avro_chunk`).
 
 Both paths give the same files. Arrow's reader and orjson (the default ``loads``) differ on a
 few inputs (NaN literals, numbers past 64 bits, ISO-looking strings read as timestamps, a
@@ -19,7 +21,7 @@ the per-record path, which also reports bad input the usual way.
 from __future__ import annotations
 
 import io
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -40,13 +42,18 @@ from ._layout import (
     detect_unit,
 )
 
-__all__ = ("JsonChunk", "read_chunk", "plan_chunks")
+if TYPE_CHECKING:
+    from ...models.serializers.avro import ArrowAvroDecoder
+
+__all__ = ("JsonChunk", "AvroChunk", "read_chunk", "read_avro_chunk", "plan_chunks")
 
 #: column types whose Arrow inference matches ``pa.array`` over the decoded Python values
 _PLAIN_TYPES = (pa.int64(), pa.float64(), pa.string(), pa.bool_(), pa.null())
 #: Arrow reads an integer literal past 64 bits as a double (orjson keeps it an int): a double
 #: column with a value this large may hold one
 _INT64_LIMIT = 2.0**63
+#: rows an Avro chunk turns into dicts at a time
+_ROWS_AT_ONCE = 1024
 
 
 class JsonChunk:
@@ -63,6 +70,38 @@ class JsonChunk:
 
     def __len__(self) -> int:
         return len(self.values)
+
+    def rows(self) -> Iterator[tuple[Any, Any, int]]:
+        """``(value, key, timestamp)`` of each record, the value decoded as the per-record path
+        decodes it."""
+        from ...utils.json import loads
+
+        return ((loads(value), key, stamp) for value, key, stamp in zip(self.values, self.keys, self.stamps))
+
+    def subset(self, picked: list[int], stamps: list[int], timestamp_column: str) -> Optional[JsonChunk]:
+        """The chunk of the ``picked`` records (with their ``stamps``), its values read again:
+        the plain path infers types per partition."""
+        return read_chunk([self.values[i] for i in picked], [self.keys[i] for i in picked], stamps, timestamp_column)
+
+
+class AvroChunk(JsonChunk):
+    """Schemaless Avro values decoded into an Arrow table at once (``ArrowAvroDecoder``),
+    with their message keys and Kafka timestamps."""
+
+    __slots__ = ()
+
+    def rows(self) -> Iterator[tuple[Any, Any, int]]:
+        # the decoder's table gives the dicts AvroDeserializer gives (a slice at a time: the
+        # sink may want only the first rows)
+        for start in range(0, len(self), _ROWS_AT_ONCE):
+            end = start + _ROWS_AT_ONCE
+            yield from zip(self.table.slice(start, _ROWS_AT_ONCE).to_pylist(), self.keys[start:end], self.stamps[start:end])
+
+    def subset(self, picked: list[int], stamps: list[int], timestamp_column: str) -> Optional[JsonChunk]:
+        table = _plain_table(self.table.take(picked), timestamp_column, all_null_as_null=True)
+        if table is None:
+            return None
+        return AvroChunk([self.values[i] for i in picked], [self.keys[i] for i in picked], stamps, table)
 
 
 def _read(buf: bytes, strings: Sequence[str] = ()) -> Optional[pa.Table]:
@@ -117,6 +156,19 @@ def read_chunk(
     # a value with two documents gives two rows (and every value gives at least one)
     if table.num_rows != n or table.num_columns == 0:
         return None
+    if _plain_table(table, timestamp_column) is None:
+        return None
+    return JsonChunk(values, keys, stamps, table)  # type: ignore[arg-type]
+
+
+def _plain_table(table: pa.Table, timestamp_column: str, all_null_as_null: bool = False) -> Optional[pa.Table]:
+    """``table`` when its columns are of the types this path covers, None otherwise; with
+    ``all_null_as_null``, a column of nulls only becomes of the null type first (as ``pa.array``
+    types a list of Nones, and Arrow's JSON reader a field that is always null)."""
+    if all_null_as_null:
+        nulls = [i for i, column in enumerate(table.columns) if column.null_count == len(column) and column.type != pa.null()]
+        for i in nulls:
+            table = table.set_column(i, table.field(i).name, pa.nulls(table.num_rows))
     for field, column in zip(table.schema, table.columns):
         if field.type not in _PLAIN_TYPES:
             return None  # nested values: the plain path builds them row by row
@@ -134,7 +186,35 @@ def read_chunk(
         # cannot tell them apart
         if stamp_type != pa.int64() or table.column(index).null_count:
             return None
-    return JsonChunk(values, keys, stamps, table)  # type: ignore[arg-type]
+    return table
+
+
+def read_avro_chunk(
+    values: Sequence[Optional[bytes]],
+    keys: Sequence[Any],
+    stamps: Sequence[int],
+    timestamp_column: str,
+    decoder: ArrowAvroDecoder,
+) -> Optional[AvroChunk]:
+    """The chunk of schemaless Avro values decoded by ``decoder`` in one call, or None when a
+    value is not exactly one record of its schema, or the table holds types or values the
+    per-record path would build differently (see :func:`_plain_table`).
+
+    >>> from streamspark.models.serializers.avro import AvroDeserializer
+    >>> schema = {"type": "record", "name": "R", "fields": [{"name": "ts", "type": "long"}]}
+    >>> decoder = AvroDeserializer(schema).arrow_decoder()
+    >>> read_avro_chunk([b"\\x02"], [b"k"], [0], "ts", decoder).table.to_pylist()
+    [{'ts': 1}]
+    """
+    if not values:
+        return None
+    table = decoder.decode(values)
+    if table is None:
+        return None
+    table = _plain_table(table, timestamp_column, all_null_as_null=True)
+    if table is None:
+        return None
+    return AvroChunk(values, keys, stamps, table)  # type: ignore[arg-type]
 
 
 def _unify(tables: list[pa.Table]) -> Optional[pa.Table]:
@@ -215,9 +295,7 @@ def plan_chunks(
                     rows = np.flatnonzero(row_path == index)
                     picked = rows.tolist()
                     # types are inferred per partition on the plain path: read its rows again
-                    sub = read_chunk(
-                        [chunk.values[i] for i in picked], [keys[i] for i in picked], stamps[rows].tolist(), timestamp_column
-                    )
+                    sub = chunk.subset(picked, stamps[rows].tolist(), timestamp_column)
                     if sub is None:
                         return None
                     pieces.append((path, partition, sub.table, list(sub.keys), stamps[rows]))

@@ -24,7 +24,7 @@ import os
 import time
 import uuid
 from itertools import islice
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence
 
 from ...engine.task_identity import TaskIdentity, current_task
 from ...models.types import Headers
@@ -33,6 +33,9 @@ from ._layout import TIME_COLUMNS, plain_schema, plan_files
 from .catalog import LakeCatalog
 from .storage import LakeStorage
 from .timeout import StreamTimeoutTracker
+
+if TYPE_CHECKING:
+    from ...models.serializers.avro import ArrowAvroDecoder
 
 __all__ = ("TSDataLakeSink",)
 
@@ -132,7 +135,8 @@ class TSDataLakeSink(BaseSink):
         self.stream_timeout_durable = stream_timeout_durable
         # worker side
         self._rows: list[tuple[Any, Any, int]] = []
-        #: raw JSON chunks taken by ``add_raw_json`` (``_columnar.JsonChunk``); never beside ``_rows``
+        #: raw chunks taken by ``add_raw_json`` / ``add_raw_avro`` (``_columnar.JsonChunk``); never
+        #: beside ``_rows``
         self._chunks: list[Any] = []
         self._seen: set[Any] = set()
         self._written: list[dict[str, Any]] = []
@@ -210,15 +214,32 @@ class TSDataLakeSink(BaseSink):
             self._seen.update(keys)
         return True
 
+    def add_raw_avro(
+        self,
+        values: Sequence[bytes],
+        keys: Sequence[Optional[bytes]],
+        timestamps: Sequence[int],
+        decoder: ArrowAvroDecoder,
+    ) -> bool:
+        """Take a chunk of schemaless Avro values decoded at once into Arrow (see
+        ``_columnar.read_avro_chunk``), under the conditions of :meth:`add_raw_json`."""
+        if self._rows or any(col not in TIME_COLUMNS for col in self.hive_columns):
+            return False
+        from ._columnar import read_avro_chunk
+
+        chunk = read_avro_chunk(values, keys, timestamps, self.timestamp_column, decoder)
+        if chunk is None:
+            return False
+        self._chunks.append(chunk)
+        if self._timeout.enabled:
+            self._seen.update(keys)
+        return True
+
     def _chunk_rows(self, limit: Optional[int] = None) -> list[tuple[Any, Any, int]]:
         """The ``(value, key, timestamp)`` rows of the buffered chunks (the first ``limit``),
         decoded as the per-record path decodes them."""
-        from ...utils.json import loads
-
-        rows: Iterator[tuple[bytes, Any, int]] = (
-            row for chunk in self._chunks for row in zip(chunk.values, chunk.keys, chunk.stamps)
-        )
-        return [(loads(value), key, stamp) for value, key, stamp in islice(rows, limit)]
+        rows: Iterator[tuple[Any, Any, int]] = (row for chunk in self._chunks for row in chunk.rows())
+        return list(islice(rows, limit))
 
     def flush(self) -> None:
         """Write the buffered rows (one file per Hive partition and size slice)."""

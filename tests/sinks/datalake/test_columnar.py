@@ -7,6 +7,7 @@ from orjson are refused.
 
 from __future__ import annotations
 
+import io
 import random
 from typing import Any, Optional
 
@@ -14,7 +15,8 @@ import orjson
 import pyarrow as pa
 import pytest
 
-from streamspark.sinks.datalake._columnar import plan_chunks, read_chunk
+from streamspark.models.serializers.avro import AvroDeserializer
+from streamspark.sinks.datalake._columnar import plan_chunks, read_avro_chunk, read_chunk
 from streamspark.sinks.datalake._layout import plan_files
 
 HOUR_MS = 3_600_000
@@ -198,3 +200,112 @@ def test_a_partition_of_empty_objects_is_left_to_the_plain_path():
 def test_a_hive_column_from_the_value_is_left_to_the_plain_path():
     chunk = read_chunk(*_chunk([{"ts": BASE_MS, "site": "a"}]), "ts")
     assert plan_chunks([chunk], "ts", ["site", "year"]) is None
+
+
+# --- Avro chunks (``read_avro_chunk``): the files of decoding each value with fastavro ---
+
+READING_AVRO: dict[str, Any] = {
+    "type": "record",
+    "name": "Reading",
+    "fields": [
+        {"name": "ts", "type": "long"},
+        {"name": "n", "type": "int"},
+        {"name": "temp", "type": ["null", "double"]},
+        {"name": "low", "type": "float"},
+        {"name": "name", "type": ["null", "string"]},
+        {"name": "ok", "type": "boolean"},
+        {"name": "note", "type": ["null", "long"]},
+    ],
+}
+
+
+def _avro_chunk(records: list[dict[str, Any]], keys: list[Any], stamps: list[int], schema: Any):
+    import fastavro
+
+    values = []
+    for record in records:
+        buffer = io.BytesIO()
+        fastavro.schemaless_writer(buffer, schema, record)
+        values.append(buffer.getvalue())
+    return values, keys, stamps
+
+
+def _avro_plain(chunks, schema, hive, max_rows=0):
+    import fastavro
+
+    rows = [
+        (fastavro.schemaless_reader(io.BytesIO(v), schema, None), k, t)
+        for values, keys, stamps in chunks
+        for v, k, t in zip(values, keys, stamps)
+    ]
+    return plan_files(rows, "ts", hive, None, max_rows)
+
+
+def _avro_fast(chunks, schema, hive, max_rows=0):
+    decoder = AvroDeserializer(schema).arrow_decoder()
+    read = [read_avro_chunk(values, keys, stamps, "ts", decoder) for values, keys, stamps in chunks]
+    assert all(c is not None for c in read), "a chunk was refused"
+    return plan_chunks(read, "ts", hive, None, max_rows)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_avro_chunks_give_the_files_of_the_per_record_path(seed):
+    import fastavro
+
+    schema = fastavro.parse_schema(READING_AVRO)
+    rnd = random.Random(seed)
+    chunks = []
+    for _ in range(rnd.randrange(1, 4)):
+        n = rnd.randrange(1, 50)
+        records = [
+            {
+                "ts": BASE_MS + rnd.randrange(-2, 4) * HOUR_MS + rnd.randrange(HOUR_MS),
+                "n": rnd.randrange(-(2**31), 2**31),
+                # some chunks/hours have no temp or no note at all: null columns there
+                "temp": rnd.choice([None, rnd.uniform(-50, 50)]) if rnd.random() < 0.5 else None,
+                "low": rnd.uniform(-1, 1),
+                "name": rnd.choice([None, "north", "süd", "東", ""]),
+                "ok": rnd.random() < 0.5,
+                "note": rnd.choice([None, 7]) if rnd.random() < 0.3 else None,
+            }
+            for _ in range(n)
+        ]
+        keys = [rnd.choice([None, b"a", f"s{i}".encode()]) for i in range(n)]
+        stamps = [BASE_MS + rnd.randrange(HOUR_MS) for _ in range(n)]
+        chunks.append(_avro_chunk(records, keys, stamps, schema))
+    hive = rnd.choice([HOURS, ["year", "month", "day"], ["hour"], []])
+    max_rows = rnd.choice([0, 7])
+    _same(_avro_plain(chunks, schema, hive, max_rows), _avro_fast(chunks, schema, hive, max_rows))
+
+
+def test_an_avro_column_null_in_one_hour_is_typed_there_as_on_the_plain_path():
+    """The per-record path infers a partition's types from its values: a column of nulls
+    there is not the schema's double."""
+    import fastavro
+
+    schema = fastavro.parse_schema(READING_AVRO)
+    base = {"n": 1, "low": 0.5, "name": None, "ok": True, "note": None}
+    records = [{**base, "ts": BASE_MS, "temp": 1.5}, {**base, "ts": BASE_MS + HOUR_MS, "temp": None}]
+    chunks = [_avro_chunk(records, [b"k", b"k"], [0, 0], schema)]
+    plain = _avro_plain(chunks, schema, HOURS)
+    assert [p.table.schema.field("temp").type for p in plain] == [pa.float64(), pa.string()]
+    _same(plain, _avro_fast(chunks, schema, HOURS))
+    one_hour = [_avro_chunk(records[1:], [b"k"], [0], schema)]
+    _same(_avro_plain(one_hour, schema, HOURS), _avro_fast(one_hour, schema, HOURS))
+
+
+@pytest.mark.parametrize(
+    "fields,record",
+    [
+        ([{"name": "ts", "type": "long"}, {"name": "b", "type": "bytes"}], {"ts": 1, "b": b"x"}),  # bytes: row by row
+        ([{"name": "ts", "type": ["null", "long"]}], {"ts": None}),  # a null timestamp
+        ([{"name": "ts", "type": "double"}], {"ts": 1.5}),  # not an integer timestamp
+        ([{"name": "ts", "type": "long"}, {"name": "v", "type": "double"}], {"ts": 1, "v": float("nan")}),
+    ],
+)
+def test_avro_chunks_the_per_record_path_could_build_differently_are_refused(fields, record):
+    import fastavro
+
+    schema = fastavro.parse_schema({"type": "record", "name": "X", "fields": fields})
+    values, keys, stamps = _avro_chunk([record], [None], [0], schema)
+    assert read_avro_chunk(values, keys, stamps, "ts", AvroDeserializer(schema).arrow_decoder()) is None

@@ -96,35 +96,86 @@ def _partition_contents(root, table):
     return {d: (schemas, sorted(rows, key=lambda r: (r["ts_ms"], r["i"]))) for d, (schemas, rows) in out.items()}
 
 
-def test_raw_json_chunks_write_what_the_per_record_path_writes(make_app, kafka, tmp_path):
-    """``collect=False`` (as a production run): tasks hand the sink whole chunks of raw JSON;
-    with collection on, the same records go one by one. Same partitions, types and rows."""
+#: the readings of the raw-chunk test, as schemaless Avro
+READING_AVRO = {
+    "type": "record",
+    "name": "Reading",
+    "fields": [
+        {"name": "ts_ms", "type": "long"},
+        {"name": "i", "type": "int"},
+        {"name": "temp", "type": "double"},
+        {"name": "site", "type": "string"},
+        {"name": "ok", "type": ["null", "boolean"]},
+    ],
+}
+
+
+class _ChunkLog(TSDataLakeSink):
+    """Notes in a file each raw chunk a Spark task offered it, and whether it took it."""
+
+    log: str = ""
+
+    def _note(self, kind: str, taken: bool, count: int) -> bool:
+        with open(self.log, "a") as out:
+            out.write(f"{kind} {taken} {count}\n")
+        return taken
+
+    def add_raw_json(self, values, keys, timestamps):
+        return self._note("json", super().add_raw_json(values, keys, timestamps), len(values))
+
+    def add_raw_avro(self, values, keys, timestamps, decoder):
+        return self._note("avro", super().add_raw_avro(values, keys, timestamps, decoder), len(values))
+
+
+@pytest.mark.parametrize("fmt", ["json", "avro"])
+def test_raw_chunks_write_what_the_per_record_path_writes(make_app, kafka, tmp_path, fmt):
+    """``collect=False`` (as a production run): tasks hand the sink whole chunks of raw JSON
+    (or schemaless Avro, decoded into Arrow at once); with collection on, the same records go
+    one by one. Same partitions, types and rows."""
+    import io
+
+    import fastavro
+
+    from streamspark.models.serializers.avro import AvroDeserializer
+
     topic = kafka.new_topic(partitions=2)
     readings = [
         {
             "ts_ms": T0 + (i % 6) * 1_800_000 + i,
             "i": i,
-            "temp": 20 + i if i % 3 else 20.5 + i,
+            "temp": 20.5 + i if fmt == "avro" or i % 3 == 0 else 20 + i,
             "site": ["north", "süd", "東"][i % 3],
-            **({"ok": i % 4 == 0} if i % 2 else {}),
+            **({"ok": i % 4 == 0} if i % 2 else ({"ok": None} if fmt == "avro" else {})),
         }
         for i in range(60)
     ]
-    kafka.produce(
-        topic, [{"value": json.dumps(r).encode(), "key": f"k{r['i'] % 5}".encode(), "partition": r["i"] % 2} for r in readings]
-    )
+    parsed = fastavro.parse_schema(READING_AVRO)
+
+    def encode(reading):
+        if fmt == "json":
+            return json.dumps(reading).encode()
+        buffer = io.BytesIO()
+        fastavro.schemaless_writer(buffer, parsed, reading)
+        return buffer.getvalue()
+
+    kafka.produce(topic, [{"value": encode(r), "key": f"k{r['i'] % 5}".encode(), "partition": r["i"] % 2} for r in readings])
     roots = {}
     for collect in (False, True):
         roots[collect] = root = tmp_path / f"lake-{collect}"
         app = make_app()
-        app.dataframe(app.topic(topic)).sink(
-            TSDataLakeSink(s3_prefix=str(root), table_name="t", hive_columns=["year", "month", "day", "hour"])
-        )
+        source = app.topic(topic, value_deserializer=AvroDeserializer(READING_AVRO)) if fmt == "avro" else app.topic(topic)
+        sink = _ChunkLog(s3_prefix=str(root), table_name="t", hive_columns=["year", "month", "day", "hour"])
+        sink.log = str(tmp_path / f"chunks-{collect}.log")
+        app.dataframe(source).sink(sink)
         app.run(timeout=3, collect=collect)
     raw, plain = _partition_contents(roots[False], "t"), _partition_contents(roots[True], "t")
     assert len(raw) == 3  # hours
     assert raw == plain
     assert sum(len(rows) for _, rows in raw.values()) == len(readings)
+    offered = [line.split() for line in (tmp_path / "chunks-False.log").read_text().splitlines()]
+    assert {kind for kind, _, _ in offered} == {fmt} and all(taken == "True" for _, taken, _ in offered)
+    assert sum(int(count) for _, _, count in offered) == len(readings)  # every record in a taken chunk
+    assert not (tmp_path / "chunks-True.log").exists()  # collected: record by record
 
 
 @pytest.mark.parametrize("collect", [True, False])
