@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamspark.engine.session import LOCAL_CHECKPOINT_FILE_MANAGER, _with_local_defaults
+from streamspark.engine.session import LOCAL_CHECKPOINT_FILE_MANAGER, LOCAL_GC, _with_local_defaults
 
 KEY = "spark.sql.streaming.checkpointFileManagerClass"
 
@@ -16,6 +16,36 @@ def test_local_defaults_add_the_checkpoint_file_manager_unless_the_user_chose_on
     merged = _with_local_defaults(conf)
     assert merged[KEY] == mine and merged["spark.sql.shuffle.partitions"] == "4"
     assert conf == {KEY: mine, "spark.sql.shuffle.partitions": "4"}  # the caller's dict is left alone
+
+
+JAVA = "spark.driver.extraJavaOptions"
+
+
+@pytest.mark.parametrize(
+    "conf, driver_memory, serial",
+    [
+        ({}, None, True),  # Spark's default heap, 1g
+        ({"spark.driver.memory": "1g"}, None, True),
+        ({"spark.driver.memory": "2048m"}, None, True),
+        ({"spark.driver.memory": "4g"}, None, False),  # a large heap keeps the JVM's choice
+        ({"spark.driver.memory": "1g"}, "8g", False),  # as spark-submit gave it
+        ({JAVA: "-XX:+UseParallelGC -Dx=1"}, None, False),  # the user's collector
+    ],
+)
+def test_a_small_local_driver_heap_gets_the_serial_collector(conf, driver_memory, serial):
+    options = _with_local_defaults(conf, driver_memory=driver_memory)[JAVA]
+    assert (LOCAL_GC in options.split()) is serial
+    if JAVA in conf:
+        assert options.endswith(conf[JAVA])  # theirs kept, after ours
+        assert "-XX:+UseSerialGC" not in options
+
+
+def test_the_shared_local_session_runs_the_serial_collector(spark):
+    args = list(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert LOCAL_GC in args
+    beans = spark._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+    names = {bean.getName() for bean in beans}
+    assert names == {"Copy", "MarkSweepCompact"}, names  # the serial collector's generations
 
 
 def test_shared_local_session_writes_checkpoints_through_the_filesystem_api(spark):
