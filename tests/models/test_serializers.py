@@ -281,3 +281,29 @@ def test_failures_start_with_the_reference_message(call, message):
     with pytest.raises(SerializationError) as caught:
         call()
     assert str(caught.value).startswith(message)
+
+
+def test_the_schema_registry_settings_import_from_the_references_paths():
+    from streamspark.models import SchemaRegistryClientConfig, SchemaRegistrySerializationConfig
+    from streamspark.models.serializers import SchemaRegistryClientConfig as from_serializers
+    from streamspark.models.serializers.schema_registry import SchemaRegistryClientConfig as defined
+
+    assert SchemaRegistryClientConfig is from_serializers is defined
+    assert SchemaRegistrySerializationConfig().auto_register_schemas is True
+    with pytest.raises(AttributeError, match="streamspark.models' has no attribute 'Nope'"):
+        import streamspark.models as models
+
+        models.Nope  # noqa: B018
+
+
+def test_the_context_is_confluent_kafkas_and_its_field_an_enum():
+    from confluent_kafka import serialization as confluent
+
+    from streamspark.models.serializers import MessageField, SerializationContext
+
+    ctx = SerializationContext("t", MessageField.KEY, [("h", b"1")])
+    assert isinstance(ctx, confluent.SerializationContext)
+    assert MessageField is confluent.MessageField and MessageField("key") is MessageField.KEY
+    assert ctx.field == "key" and f"{ctx.field}" == "key" and ctx.headers == [("h", b"1")]
+    ctx.extra = 1  # a plain object, as the reference's
+    assert SerializationContext("t").field == "value"

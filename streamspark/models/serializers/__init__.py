@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Any, Union
 
 from .base import Deserializer, MessageField, SerializationContext, Serializer
 from .exceptions import (
@@ -127,3 +127,17 @@ def resolve_deserializer(deserializer: DeserializerType) -> Deserializer:
         raise DeserializerIsNotProvidedError(
             f"Unknown deserializer {deserializer!r}; use one of {sorted(DESERIALIZERS)} or a Deserializer instance"
         ) from None
+
+
+#: names importable from here, as in the reference, but loaded on first use: their module needs
+#: pydantic, which the Spark tasks importing this package do not otherwise load
+LAZY_NAMES = {"SchemaRegistryClientConfig": "schema_registry", "SchemaRegistrySerializationConfig": "schema_registry"}
+
+
+def __getattr__(name: str) -> Any:
+    module = LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

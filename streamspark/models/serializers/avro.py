@@ -155,11 +155,11 @@ class AvroDeserializer(ConfluentBacked, Deserializer):
     ) -> None:
         super().__init__()
         self._use_registry(schema_registry_client_config)
-        if schema is None and schema_registry_client_config is None:
+        if not schema and schema_registry_client_config is None:
             raise ValueError("Either `schema` or `schema_registry_client_config` must be provided.")
         fastavro = _fastavro()
         self._schema = schema
-        self._writer = fastavro.parse_schema(schema) if schema is not None else None
+        self._writer = fastavro.parse_schema(schema) if schema else None
         self._reader_schema = reader_schema
         self._reader = fastavro.parse_schema(reader_schema) if reader_schema is not None else None
         self._options = {

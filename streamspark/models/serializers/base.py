@@ -5,6 +5,9 @@ from __future__ import annotations
 import abc
 from typing import Any, Callable, Optional, TypeVar
 
+from confluent_kafka.serialization import MessageField
+from confluent_kafka.serialization import SerializationContext as _ConfluentContext
+
 from ..types import Headers
 
 __all__ = ("SerializationContext", "MessageField", "Serializer", "Deserializer", "context_free", "reads_context")
@@ -40,26 +43,20 @@ def reads_context(serializer: Any) -> bool:
     return type(serializer).__call__ not in _CONTEXT_FREE
 
 
-class MessageField:
-    """The ``field`` of a :class:`SerializationContext`: which part of the message is handled.
+class SerializationContext(_ConfluentContext):
+    """Where a (de)serializer is being applied: the topic, the field (a :class:`MessageField`,
+    key or value) and the headers. A confluent-kafka ``SerializationContext``, so the Schema
+    Registry serializers take it as it is.
 
-    >>> MessageField.KEY, MessageField.VALUE
-    ('key', 'value')
+    >>> ctx = SerializationContext("readings", MessageField.KEY)
+    >>> (ctx.topic, str(ctx.field), ctx.headers)
+    ('readings', 'key', None)
     """
 
-    KEY = "key"
-    VALUE = "value"
-
-
-class SerializationContext:
-    """Where a (de)serializer is being applied: the topic, the field (key or value) and headers."""
-
-    __slots__ = ("topic", "field", "headers")
-
-    def __init__(self, topic: str, field: str = "value", headers: Headers = None) -> None:
+    def __init__(self, topic: str, field: str = MessageField.VALUE, headers: Headers = None) -> None:
         self.topic = topic
-        self.field = field
-        self.headers = headers
+        self.field = field  # type: ignore[assignment]  # a MessageField or its string
+        self.headers = headers  # type: ignore[assignment]
 
 
 class Serializer(abc.ABC):

@@ -82,6 +82,14 @@ class QuixDeserializer(JSONDeserializer):
         raise SerializationError(f'Unsupported "{MODEL_KEY_HEADER}" value "{model_key}"')
 
     def __call__(self, value: bytes, ctx: SerializationContext) -> Iterable[Mapping]:  # type: ignore[override]
+        """The rows of one message, lazily: nothing is parsed or checked (and neither
+        :class:`IgnoreMessage` nor :class:`SerializationError` raised) until the result is
+        iterated, as in the reference."""
+        yield from self._rows(value, ctx)
+
+    def _rows(self, value: bytes, ctx: SerializationContext) -> Iterable[Mapping]:
+        if not isinstance(value, (bytes, bytearray)):
+            raise SerializationError(f"Quix messages are bytes, got {type(value).__name__}")
         if value.startswith(b"<"):
             raise SerializationError("Split Quix messages are not supported")
         parsed: Any = None
@@ -89,7 +97,8 @@ class QuixDeserializer(JSONDeserializer):
             legacy = self._parse(value)
             codec, model, parsed = legacy.get("C"), legacy.get("K"), legacy.get("V")
         else:
-            headers = {name: _text(header) for name, header in (ctx.headers if ctx is not None else None) or ()}
+            given: Any = ctx.headers if ctx is not None else None
+            headers = {name: _text(header) for name, header in given or ()}
             if SPLIT_MESSAGE_ID_HEADER in headers:
                 raise SerializationError(f'"{SPLIT_MESSAGE_ID_HEADER}" header found: split messages are not supported')
             codec, model = headers.get(CODEC_ID_HEADER), headers.get(MODEL_KEY_HEADER)
@@ -151,7 +160,7 @@ class QuixDeserializer(JSONDeserializer):
                 TIMESTAMP_KEY: value[TIMESTAMP_KEY],
                 "Id": value["Id"],
                 "Value": value["Value"],
-                "Tags": value.get("Tags") or {},
+                "Tags": value.get("Tags", {}),
             }
         except KeyError as exc:
             raise SerializationError(f"Malformed Quix event data: missing {exc}") from exc
@@ -186,10 +195,10 @@ class QuixSerializer(JSONSerializer):
             data = self._dumps(value)
         except (TypeError, ValueError) as exc:
             raise self.not_serializable(exc) from exc
+        if not self._as_legacy:
+            return data  # type: ignore[return-value]  # as ``dumps`` gave it (bytes or str)
         if isinstance(data, str):
             data = data.encode()
-        if not self._as_legacy:
-            return data
         head = f'{{"C":"JT","K":"{self.legacy_model_key}","V":'.encode()
         return head + data + f',"S":{len(head)},"E":{len(head) + len(data)}}}'.encode()
 
@@ -272,7 +281,7 @@ class QuixEventsSerializer(QuixSerializer):
     def __call__(self, value: Mapping, ctx: SerializationContext) -> bytes:  # type: ignore[override]
         value = self._mapping(value)
         event_id, event_value, tags = value.get("Id", ""), value.get("Value", ""), value.get("Tags") or {}
-        for name, item, kind in (("Id", event_id, str), ("Value", event_value, str), ("Tags", tags, dict)):
+        for name, item, kind in (("Value", event_value, str), ("Id", event_id, str), ("Tags", tags, dict)):
             if not isinstance(item, kind):
                 raise SerializationError(f'Field "{name}" is expected to be of type "{kind.__name__}", got {type(item)}')
         return self._encode({"Id": event_id, "Value": event_value, "Tags": tags, TIMESTAMP_KEY: self._timestamp(value)})

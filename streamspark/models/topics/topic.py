@@ -366,6 +366,8 @@ class Topic:
                         raise not_json(exc) from exc
                 else:
                     out = vd(value, SerializationContext(name, MessageField.VALUE, headers) if value_ctx else None)
+                    if split and out is not None and out.__class__ is not list:
+                        out = list(out)  # a lazy iterable may raise IgnoreMessage as it goes
             except IgnoreMessage:
                 return ignored
             if not split or out is None:

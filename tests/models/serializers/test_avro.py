@@ -101,9 +101,10 @@ def test_a_record_refused_on_produce_names_the_output_topic():
         topic.serialize(value={"a": "not an int"})
 
 
-def test_deserializer_needs_a_schema_or_a_registry():
+@pytest.mark.parametrize("schema", [None, {}, ""])
+def test_deserializer_needs_a_schema_or_a_registry(schema):
     with pytest.raises(ValueError, match="Either `schema` or `schema_registry_client_config` must be provided"):
-        AvroDeserializer()
+        AvroDeserializer(schema)
 
 
 def test_registry_wire_format_is_magic_byte_and_big_endian_id():

@@ -60,7 +60,7 @@ def test_serializer_errors_carry_the_references_wording(serializer, value, messa
 def test_a_message_without_data_is_ignored_with_the_references_wording():
     legacy = json.dumps({"C": "JT", "K": "StreamProperties", "V": {}, "S": 0, "E": 0}).encode()
     with pytest.raises(IgnoreMessage, match='Ignore Quix message with "__Q_ModelKey": "StreamProperties"'):
-        QuixDeserializer()(legacy, ctx([]))
+        list(QuixDeserializer()(legacy, ctx([])))
 
 
 def test_timeseries_bad_values():
@@ -141,7 +141,7 @@ def test_bad_headers_are_serialization_errors(headers, match):
 
 def test_protocol_messages_are_ignored():
     with pytest.raises(IgnoreMessage):
-        QuixDeserializer()(b"{}", ctx([("__Q_ModelKey", b"StreamEnd"), ("__Q_CodecId", b"JT")]))
+        list(QuixDeserializer()(b"{}", ctx([("__Q_ModelKey", b"StreamEnd"), ("__Q_CodecId", b"JT")])))
 
 
 def test_competing_timestamp_parameter_is_refused():
@@ -154,3 +154,48 @@ def test_selectable_by_name():
     assert isinstance(resolve_serializer("quix_timeseries"), QuixTimeseriesSerializer)
     assert isinstance(resolve_serializer("quix_events"), QuixEventsSerializer)
     assert isinstance(resolve_deserializer("quix"), QuixDeserializer)
+
+
+def test_the_deserializer_is_lazy_as_the_reference():
+    """Nothing is parsed or checked until the rows are iterated; ``next()`` gives the first."""
+    rows = QuixDeserializer()(b"not json", ctx([]))  # no error yet
+    with pytest.raises(SerializationError):
+        next(iter(rows))
+    ignored = QuixDeserializer()(b"{}", ctx([("__Q_ModelKey", b"StreamEnd"), ("__Q_CodecId", b"JT")]))
+    with pytest.raises(IgnoreMessage):
+        next(iter(ignored))
+    value = QuixTimeseriesSerializer(as_legacy=False)({"a": 1, "Timestamp": 5}, None)
+    assert next(iter(QuixDeserializer()(value, ctx(TIMESERIES)))) == {"a": 1, "Tags": {}, "Timestamp": 5}
+
+
+def test_a_missing_value_is_a_serialization_error():
+    with pytest.raises(SerializationError, match="bytes"):
+        list(QuixDeserializer()(None, ctx(TIMESERIES)))  # type: ignore[arg-type]
+
+
+def test_event_tags_given_as_null_stay_none():
+    value = b'{"Timestamp": 1, "Id": "e", "Value": "v", "Tags": null}'
+    rows = list(QuixDeserializer()(value, ctx([("__Q_ModelKey", b"EventData"), ("__Q_CodecId", b"JT")])))
+    assert rows == [{"Timestamp": 1, "Id": "e", "Value": "v", "Tags": None}]
+
+
+def test_a_dumps_returning_str_gives_str_outside_the_legacy_envelope():
+    import json
+
+    out = QuixEventsSerializer(as_legacy=False, dumps=json.dumps)({"Id": "e", "Timestamp": 1}, None)
+    assert out == '{"Id": "e", "Value": "", "Tags": {}, "Timestamp": 1}'
+    legacy = QuixEventsSerializer(dumps=json.dumps)({"Id": "e", "Timestamp": 1}, None)
+    assert isinstance(legacy, bytes) and legacy.startswith(b'{"C":"JT","K":"EventData","V":{"Id": "e"')
+
+
+def test_events_check_the_value_field_first():
+    with pytest.raises(SerializationError, match='Field "Value"'):
+        QuixEventsSerializer()({"Id": 1, "Value": 2, "Timestamp": 1}, None)
+
+
+def test_a_topic_ignores_a_protocol_message_the_lazy_deserializer_reports():
+    headers = [("__Q_ModelKey", b"StreamEnd"), ("__Q_CodecId", b"JT")]
+    topic = Topic("t", value_deserializer="quix")
+    assert topic.row_deserialize(RawMessage("t", 0, 3, None, b"{}", headers, 9, 1)) is None
+    with pytest.raises(SerializationError):
+        topic.row_deserialize(RawMessage("t", 0, 4, None, b"{", TIMESERIES, 9, 1))
