@@ -463,12 +463,15 @@ class TimeWindowProcessor(_Base):
 
 
 class SlidingWindowProcessor(_Base):
-    """Sliding time windows: one window ``[max(0, t - duration), t]`` (both ends inclusive) per
-    distinct event time ``t``, holding every record of the key within it.
+    """Sliding time windows, per key: each record has a *left* window ``[max(0, t - duration), t]``
+    (both ends inclusive) ending at it, and a *right* window ``[t + 1, t + 1 + duration]``
+    starting just after it, which later records fill. A window keeps its aggregate and the
+    largest timestamp it holds; only a window ending at a record's timestamp is emitted.
 
-    ``.current()`` emits, for each record, the window ending at it and every open window of a
-    later event time that contains it; ``.final()`` emits each window once, when event time
-    reaches ``end + grace_ms + 1``.
+    The windows and their lateness follow the reference's algorithm step for step, including
+    its behaviour on records out of order (:meth:`process`). ``.current()`` emits the windows a
+    record updated (latest created first); ``.final()`` emits each window once, when the key's
+    event time passes ``start + duration + grace_ms``.
     """
 
     def __init__(
@@ -478,74 +481,180 @@ class SlidingWindowProcessor(_Base):
         self.duration_ms = duration_ms
         self.grace_ms = grace_ms
 
-    def _window(self, events: list[tuple[int, int, Any]], start: int, end: int) -> dict[str, Any]:
-        agg = self.aggregation
-        inside = [e for e in events if start <= e[0] <= end]
-        states = None
-        if agg.aggregate:
-            states = agg.initialize()
-            for t, _, v in sorted(inside, key=lambda e: e[1]):  # processing order
-                states = agg.add(states, v, t)
-        collected = [agg.collect_value(v) for _, _, v in sorted(inside)] if agg.collect else []
-        return agg.results(states, collected, start, end)
-
     def process(
         self, value: Any, key: Any, ts: int, store: WindowStore, want_updates: bool, headers: Any = None
     ) -> tuple[KeyResults, KeyResults]:
+        """One record of ``key`` at ``ts``.
+
+        - The key's event time is the latest timestamp written into one of its windows. A
+          record at or before ``event time - grace - 1 - duration`` is late: reported, dropped.
+        - Going back from the record's right window over the stored windows: one that already
+          starts at ``t + 1`` is the right window; one that contains ``t`` gets the record (or,
+          when it already expired, reports it late), and first lends a copy of its aggregate to
+          the right window when that is missing and the window holds a later record; one that
+          ends at ``t`` is the left window, which gets the record (and, when it held only
+          earlier records, the right window of its latest one is created with this record
+          alone when missing); the first one that ends
+          before ``t`` is the previous record's: its aggregate (when it overlaps) plus the
+          record makes the left window, and the previous record's right window is created with
+          this record alone when missing and it would reach ``t``. Without any of these, the
+          left window is created when it has not expired yet.
+        - Windows whose start passed the watermark expire (``.final()`` emits those ending at
+          their latest record), and those a duration older are deleted.
+        """
         data = store.window_data(self.name, key)
+        if "events" in data:
+            self._upgrade(data, key, store)
+        return self._apply(data, value, key, ts, want_updates, report=True)
+
+    def _apply(
+        self, data: dict[str, Any], value: Any, key: Any, ts: int, want_updates: bool, report: bool
+    ) -> tuple[KeyResults, KeyResults]:
+        agg = self.aggregation
         d = self.duration_ms
         latest = max(ts, data.get("latest") or 0)
         max_expired_end = latest - self.grace_ms - 1
         max_expired_start = max_expired_end - d
+        delete_upto = max_expired_start - d
         left_start = max(0, ts - d)
+        late_by = max_expired_end + 1 - ts
         if ts <= max_expired_start:
-            self.report_late(value, key, ts, left_start, ts, max_expired_end + 1 - ts)
+            if report:
+                self.report_late(value, key, ts, left_start, ts, late_by)
             return [], []
-        agg = self.aggregation
-        # a record whose aggregation raises changes nothing (its windows are aggregated later)
+        # a record whose aggregation raises changes nothing
         if agg.aggregate:
             agg.add(agg.initialize(), value, ts)
-        if agg.collect:
-            agg.collect_value(value)
-        data["latest"] = latest
-        events: list[tuple[int, int, Any]] = data.setdefault("events", [])
-        seq = data["seq"] = data.get("seq", 0) + 1
-        events.append((ts, seq, value))
+        collected_value = agg.collect_value(value) if agg.collect else None
+        windows: dict[tuple[int, int], list[Any]] = data.setdefault("windows", {})
+
+        def put(start: int, end: int, max_ts: int, states: Any) -> Any:
+            if end <= start:
+                raise ValueError(f"Invalid window duration: window end {end} is smaller or equal than window start {start}")
+            windows[(start, end)] = [max_ts, states]
+            data["latest"] = ts if data.get("latest") is None else max(data["latest"], ts)
+            return states
+
+        def plus_record(states: Any) -> Any:
+            return agg.add(states, value, ts) if agg.aggregate else None
+
         updated: KeyResults = []
-        if want_updates:
-            ends = sorted({e[0] for e in events if ts <= e[0] <= ts + d})
-            for end in ends:
-                start = max(0, end - d)
+        right_start = ts + 1
+        right_exists = False
+        starts = {left_start}
+        placed = False
+        scan_from = max(0, left_start - d) - 1
+        for start, end in sorted((w for w in windows if scan_from < w[0] <= right_start), reverse=True):
+            max_ts, states = windows[(start, end)]
+            starts.add(start)
+            if start == right_start:
+                right_exists = True
+            elif end > ts:  # a window holding the record's time
+                if not right_exists and max_ts > ts:
+                    put(right_start, right_start + d, max_ts, _detached(states))
+                    right_exists = True
                 if start > max_expired_start:
-                    updated.append((key, self._window(events, start, end)))
-                else:
-                    self.report_late(value, key, ts, start, end, max_expired_end + 1 - ts)
-        # expire the windows whose start passed the watermark since the last check
-        closed_upto = data.get("closed_upto", -1)
-        expired: KeyResults = []
-        if max_expired_start > closed_upto:
-            for end in sorted({e[0] for e in events}):
-                start = max(0, end - d)
-                if closed_upto < start <= max_expired_start:
-                    expired.append((key, self._window(events, start, end)))
-            data["closed_upto"] = max_expired_start
-            data["events"] = [e for e in events if e[0] > max_expired_start]
-        return updated, expired
+                    max_ts = max(ts, max_ts)
+                    states = put(start, end, max_ts, plus_record(states))
+                    if end == max_ts:
+                        updated.append((key, agg.results(states, [], start, end)))
+                elif report:
+                    self.report_late(value, key, ts, start, end, late_by)
+            elif end == ts:  # the record's left window, made earlier (a right window reaching it)
+                previous_right = max_ts + 1
+                if previous_right not in starts and max_ts < ts:
+                    put(previous_right, previous_right + d, ts, plus_record(agg.initialize() if agg.aggregate else None))
+                if start > max_expired_start:
+                    states = put(start, end, ts, plus_record(states))
+                    updated.append((key, agg.results(states, [], start, end)))
+                elif report:
+                    self.report_late(value, key, ts, start, end, late_by)
+                placed = True
+                break
+            else:  # the latest window before the record: the previous record's left window
+                previous_right = max_ts + 1
+                if previous_right not in starts and previous_right + d >= ts:
+                    put(previous_right, previous_right + d, ts, plus_record(agg.initialize() if agg.aggregate else None))
+                base = (agg.initialize() if agg.aggregate else None) if left_start > max_ts else _detached(states)
+                states = put(left_start, ts, ts, plus_record(base))
+                updated.append((key, agg.results(states, [], left_start, ts)))
+                delete_upto = min(start - 1, max_expired_start)
+                placed = True
+                break
+        if not placed and left_start > max_expired_start:
+            states = put(left_start, ts, ts, plus_record(agg.initialize() if agg.aggregate else None))
+            updated.append((key, agg.results(states, [], left_start, ts)))
+        if agg.collect:
+            seq = data["seq"] = data.get("seq", 0) + 1
+            data.setdefault("items", []).append((ts, seq, collected_value))
+        expired = self._expire(data, key, max_expired_start)
+        self._delete(data, delete_upto)
+        updated.reverse()
+        return (updated if want_updates else []), expired
+
+    def _expire(self, data: dict[str, Any], key: Any, max_expired_start: int) -> KeyResults:
+        """The windows that start after the last expired one and at or before
+        ``max_expired_start``: those ending at their latest record are the results."""
+        windows = data.get("windows", {})
+        expired_after = data.get("expired_upto", -1)
+        due = sorted(w for w in windows if expired_after < w[0] <= max_expired_start)
+        if not due:
+            return []
+        data["expired_upto"] = due[-1][0]
+        agg = self.aggregation
+        items = data.get("items", [])
+        out: KeyResults = []
+        for start, end in due:
+            max_ts, states = windows[(start, end)]
+            if end != max_ts:
+                continue
+            collected = [v for t, _, v in sorted(i for i in items if start <= i[0] <= end)] if agg.collect else []
+            out.append((key, agg.results(states, collected, start, end)))
+        return out
+
+    def _delete(self, data: dict[str, Any], delete_upto: int) -> None:
+        """Forget the windows (and collected values) that start at or before ``delete_upto``,
+        from where the previous deletion stopped."""
+        windows = data.get("windows", {})
+        deleted_after = data.get("deleted_upto", -1)
+        gone = sorted(w for w in windows if deleted_after < w[0] <= delete_upto)
+        for window in gone:
+            del windows[window]
+        if gone and gone[-1][0]:  # a deletion that ended at start 0 leaves the mark unset
+            data["deleted_upto"] = gone[-1][0]
+        if self.aggregation.collect:
+            kept_from = max(data.get("values_deleted_upto") or -1, 0)
+            items = data.get("items", [])
+            removed = [i[0] for i in items if kept_from <= i[0] < delete_upto]
+            if removed:
+                data["items"] = [i for i in items if not kept_from <= i[0] < delete_upto]
+                data["values_deleted_upto"] = max(removed)
+
+    def _upgrade(self, data: dict[str, Any], key: Any, store: WindowStore) -> None:
+        """A key's state written by an earlier version (its records, not windows): the records
+        are replayed into windows, in the order they came."""
+        events = sorted(data.pop("events"), key=lambda e: e[1])
+        closed_upto = data.pop("closed_upto", -1)
+        latest = data.pop("latest", None)
+        data.pop("seq", None)
+        for t, _, v in events:
+            self._apply(data, v, key, t, want_updates=False, report=False)
+        if latest is not None:
+            data["latest"] = max(latest, data.get("latest") or 0)
+        data["expired_upto"] = max(closed_upto, data.get("expired_upto", -1))
 
     def _close_all(self, store: WindowStore, key: Any, data: dict[str, Any]) -> KeyResults:
-        events = data.get("events", [])
-        if not events:
+        if "events" in data:
+            self._upgrade(data, key, store)
+        windows = data.get("windows", {})
+        if not windows:
             return []
-        last = max(e[0] for e in events)
-        closed_upto = data.get("closed_upto", -1)
-        out: KeyResults = []
-        for end in sorted({e[0] for e in events}):
-            start = max(0, end - self.duration_ms)
-            if start > closed_upto:
-                out.append((key, self._window(events, start, end)))
-        data["closed_upto"] = max(0, last - self.duration_ms)
+        last = max(max_ts for max_ts, _ in windows.values())
+        out = self._expire(data, key, max(w[0] for w in windows))
+        data["windows"] = {}
+        data["items"] = []
+        data["expired_upto"] = max(data.get("expired_upto", -1), last - self.duration_ms)
         data["latest"] = max(data.get("latest") or 0, last + self.grace_ms + 1)
-        data["events"] = []
         return out
 
 
