@@ -85,8 +85,6 @@ EXCLUDED: dict[str, str] = {
     "clients: each source builds its own clients in its own process",
     "quixstreams.dataframe.joins.lookups.quix_configuration_service": "the Quix Configuration Service "
     "lookup: needs the Quix Cloud vendor platform, not supported",
-    "quixstreams.sources.core.kafka.quix": "QuixEnvironmentSource: needs the Quix Cloud vendor "
-    "platform (its portal API and workspace credentials), not supported",
     "quixstreams.dataframe.registry": "the application's dataframe registry: the Spark plan replaces it",
     "quixstreams.dataframe.windows.sliding.SlidingWindow.process_window": "per-message window step over "
     "a store transaction: windows run in Spark",

@@ -21,7 +21,7 @@ from .base import (
     multiprocessing,
 )
 from .core.csv import CSVSource
-from .core.kafka import KafkaReplicatorSource
+from .core.kafka import KafkaReplicatorSource, QuixEnvironmentSource
 
 __all__ = (
     "BaseSource",
@@ -35,5 +35,6 @@ __all__ = (
     "ClientConnectFailureCallback",
     "CSVSource",
     "KafkaReplicatorSource",
+    "QuixEnvironmentSource",
     "multiprocessing",
 )

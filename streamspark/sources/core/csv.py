@@ -38,7 +38,8 @@ class CSVSource(Source):
         (default: the time of producing).
     :param delay: seconds to sleep after each row (to simulate a stream).
     :param shutdown_timeout: seconds the application waits for the source to stop.
-    :param dialect: a :mod:`csv` dialect name (quoting, delimiter); default ``"excel"``.
+    :param dialect: a :mod:`csv` dialect name (quoting, delimiter), or a ``csv.Dialect``
+        (class or instance) as ``csv.DictReader`` takes it; default ``"excel"``.
     """
 
     def __init__(
@@ -52,7 +53,7 @@ class CSVSource(Source):
         dialect: str = "excel",
     ) -> None:
         super().__init__(name=name, shutdown_timeout=shutdown_timeout)
-        if dialect not in csv.list_dialects():
+        if isinstance(dialect, str) and dialect not in csv.list_dialects():
             raise ValueError(f"Unknown CSV dialect {dialect!r}; use one of {sorted(csv.list_dialects())}")
         self.path = path
         self.key_extractor = key_extractor

@@ -69,6 +69,16 @@ def test_the_dialect_sets_the_delimiter(tmp_path):
         CSVSource(path, name="t", dialect="semicolons")
 
 
+def test_a_dialect_class_or_instance_is_taken_as_csv_takes_it(tmp_path):
+    import csv
+
+    path = tmp_path / "tabs.tsv"
+    path.write_text("a\tb\n1\t2\n")
+    for dialect in (csv.excel_tab, csv.excel_tab()):
+        rows = [json.loads(m["value"]) for m in run_in_process(CSVSource(path, name="t", dialect=dialect))]
+        assert rows == [{"a": "1", "b": "2"}]
+
+
 def test_a_short_row_gets_nulls_and_a_byte_order_mark_is_skipped(tmp_path):
     path = tmp_path / "short.csv"
     path.write_bytes("\ufeffa,b\n1\n".encode())

@@ -47,6 +47,10 @@ def test_defaults_follow_the_reference_and_the_application():
     source = KafkaReplicatorSource("eu", config, topic="orders", broker_address="10.0.0.5:9092")
     assert (source.auto_offset_reset, source.consumer_poll_timeout, source.shutdown_timeout) == ("latest", 2.5, 10)
     assert (source.source_consumer_group, source.target_consumer_group) == ("source-eu", "source-eu-offsets")
+    # as the reference: a zero timeout takes the application's; the offsets group takes its prefix
+    assert KafkaReplicatorSource("eu", config, "orders", "h:1", consumer_poll_timeout=0).consumer_poll_timeout == 2.5
+    prefixed = config.copy(consumer_group_prefix="ws1")
+    assert KafkaReplicatorSource("eu", prefixed, "orders", "h:1").target_consumer_group == "ws1-source-eu-offsets"
     assert source.transactional_id == "streamspark-replicator-eu"
     assert source.consumer_extra_config == {}
     # None takes the application's auto_offset_reset
@@ -381,3 +385,13 @@ def test_kill_9_mid_replication_then_restart(broker, kafka, source_cluster, tmp_
     assert not missing, f"lost {len(missing)} records, e.g. {sorted(missing)[:10]}"
     if guarantee == "exactly-once":
         assert [i for i, n in Counter(ids).items() if n > 1] == []
+
+
+def test_quix_environment_source_imports_at_the_references_paths_and_refuses_with_the_reason():
+    from streamspark.exceptions import StreamsparkException
+    from streamspark.sources import QuixEnvironmentSource as from_sources
+    from streamspark.sources.core.kafka.quix import QuixEnvironmentSource
+
+    assert from_sources is QuixEnvironmentSource and issubclass(QuixEnvironmentSource, KafkaReplicatorSource)
+    with pytest.raises(StreamsparkException, match='Quix Cloud platform .* workspace "ws-1".* KafkaReplicatorSource'):
+        QuixEnvironmentSource("env", app_config("127.0.0.1:9092"), "orders", quix_sdk_token="t", quix_workspace_id="ws-1")

@@ -5,5 +5,6 @@
 
 from .checkpoint import Checkpoint
 from .kafka import KafkaReplicatorSource
+from .quix import QuixEnvironmentSource
 
-__all__ = ("KafkaReplicatorSource", "Checkpoint")
+__all__ = ("KafkaReplicatorSource", "QuixEnvironmentSource", "Checkpoint")

@@ -83,7 +83,7 @@ class KafkaReplicatorSource(Source):
     :param auto_offset_reset: where a partition without a replicated offset starts:
         ``"earliest"``, ``"latest"`` (default) or ``"error"``; None: the application's setting.
     :param consumer_extra_config: more librdkafka settings for the source cluster's clients.
-    :param consumer_poll_timeout: seconds a poll of the source cluster waits (None: the
+    :param consumer_poll_timeout: seconds a poll of the source cluster waits (None or 0: the
         application's ``consumer_poll_timeout``).
     :param shutdown_timeout: seconds the application waits for the source to stop.
     :param on_consumer_error: ``f(exc, message, logger) -> bool`` for a failed poll of the
@@ -138,9 +138,8 @@ class KafkaReplicatorSource(Source):
         self.broker_address = broker_address
         self.auto_offset_reset: AutoOffsetReset = auto_offset_reset
         self.consumer_extra_config: dict[str, Any] = dict(consumer_extra_config or {})
-        self.consumer_poll_timeout: float = (
-            consumer_poll_timeout if consumer_poll_timeout is not None else app_config.consumer_poll_timeout
-        )
+        # as the reference: no (or a zero) timeout takes the application's
+        self.consumer_poll_timeout: float = consumer_poll_timeout or app_config.consumer_poll_timeout
         self.value_deserializer = value_deserializer
         self.key_deserializer = key_deserializer
         self.transactional_id = transactional_id or f"streamspark-replicator-{name}"
@@ -158,8 +157,11 @@ class KafkaReplicatorSource(Source):
 
     @property
     def target_consumer_group(self) -> str:
-        """The consumer group on the application's cluster holding the replicated offsets."""
-        return f"source-{self.name}-offsets"
+        """The consumer group on the application's cluster holding the replicated offsets
+        (after the application's ``consumer_group_prefix`` when it has one)."""
+        group = f"source-{self.name}-offsets"
+        prefix = self.app_config.consumer_group_prefix
+        return f"{prefix}-{group}" if prefix else group
 
     @property
     def exactly_once(self) -> bool:
