@@ -136,7 +136,9 @@ class AvroDeserializer(ConfluentBacked, Deserializer):
         named type give tuples.
     :param handle_unicode_errors: the ``errors`` argument of ``bytes.decode`` for Avro strings.
     :param schema_registry_client_config: when given, read the Confluent wire format through
-        confluent-kafka's ``AvroDeserializer`` (the magic byte and schema id are checked).
+        confluent-kafka's ``AvroDeserializer`` (the magic byte and schema id are checked): the
+        registry supplies the writer's schema, and ``schema`` (or else ``reader_schema``) is
+        the schema read into.
 
     Bytes that are not valid for the schema (or, with a registry, a wrong magic byte or a schema
     id the registry does not know) raise :class:`SerializationError`.
@@ -204,7 +206,9 @@ class AvroDeserializer(ConfluentBacked, Deserializer):
     def _build_confluent(self) -> Any:
         assert self._client_config is not None
         avro = import_optional("confluent_kafka.schema_registry.avro", "schema-registry")
-        reader = self._reader_schema
+        # as the reference does: ``schema`` is the schema to read into (the writer's comes from
+        # the registry); ``reader_schema`` serves when ``schema`` is not given
+        reader = self._schema if self._schema else self._reader_schema
         return avro.AvroDeserializer(
             registry_client(self._client_config),
             json.dumps(reader) if reader is not None else None,

@@ -125,6 +125,20 @@ def test_registry_reads_bytes_written_by_another_client():
     assert AvroDeserializer(schema_registry_client_config=config)(b"\x00\x00\x00\x00\x01\x0a\x04hi", CTX) == {"a": 5, "b": "hi"}
 
 
+def test_with_a_registry_the_schema_given_is_the_one_read_into():
+    """As the reference: the writer's schema comes from the registry, ``schema`` is the
+    reader's (a field it adds takes its default; one it drops is left out)."""
+    config = mock_registry()
+    data = AvroSerializer(SCHEMA, schema_registry_client_config=config)({"a": 5, "b": "hi"}, CTX)
+    newer = {
+        "type": "record",
+        "name": "Reading",
+        "fields": [{"name": "a", "type": "long"}, {"name": "c", "type": "string", "default": "d"}],
+    }
+    assert AvroDeserializer(newer, schema_registry_client_config=config)(data, CTX) == {"a": 5, "c": "d"}
+    assert AvroDeserializer(reader_schema=newer, schema_registry_client_config=config)(data, CTX) == {"a": 5, "c": "d"}
+
+
 def test_registry_serializer_pickles_without_its_client():
     config = mock_registry()
     ser = pickle.loads(pickle.dumps(AvroSerializer(SCHEMA, schema_registry_client_config=config)))
