@@ -272,8 +272,18 @@ class TaskProcessor:
         if records.target.offer(values, keys, stamps):
             return
         deserialize = self.plan.topics[topics[0]].record_deserializer()
-        for tname, part, offset, stamp, stamp_type, key, value, headers in records:
-            for v, k, t in deserialize(value, key, headers, stamp, stamp_type):
+        for tname, part, offset, stamp, stamp_type, key, value, raw_headers in records:
+            # pickled when the records crossed the JVM, a list when read in this process (fused)
+            headers = (pickle.loads(raw_headers) if raw_headers.__class__ is bytes else raw_headers) if raw_headers else None
+            try:
+                rows = deserialize(value, key, headers, stamp, stamp_type)
+            except Exception as exc:
+                raw = RawMessage(tname, part, offset, key, value, headers, stamp, stamp_type)
+                if skip_on_error(self.plan.on_consumer_error, exc, raw, Stage.CONSUMER, tname, part, offset):
+                    self.skipped += 1
+                    continue
+                raise TaskFailure(exc, Stage.CONSUMER, tname, part, offset) from exc
+            for v, k, t in rows:
                 sink.add(v, k, t, headers, tname, part, offset)
 
     def _process(self, records: Iterable[tuple[Any, ...]]) -> None:
@@ -365,6 +375,8 @@ class TaskProcessor:
                         self._resend_raw(sink, args)
                     else:
                         sink.add(*args)
+            except TaskFailure:
+                raise
             except Exception as exc:
                 raise TaskFailure(exc, Stage.SINK, None, None, None) from exc
         records.clear()

@@ -255,17 +255,42 @@ def _heap_mib(value: Any) -> Optional[float]:
     return float(match.group(1)) * scale
 
 
-def _with_local_gc(options: str, driver_memory: Any) -> str:
-    """``options`` with :data:`LOCAL_GC` added for a driver heap of at most 2 GiB, unless they
-    choose a collector themselves.
+#: environment variables whose JVM options the driver's JVM also reads
+_JAVA_OPTION_VARIABLES = ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")
+
+
+def _collector_chosen_elsewhere(conf: Mapping[str, Any]) -> bool:
+    """Whether a collector is chosen where the driver's JVM also reads options: the driver's
+    default Java options (in ``conf`` or in a ``spark-defaults.conf``) or the JVM's own
+    environment variables. Adding another would stop the JVM from starting."""
+    places = [str(conf.get("spark.driver.defaultJavaOptions") or "")]
+    places += [os.environ.get(name, "") for name in _JAVA_OPTION_VARIABLES]
+    spark_home = os.environ.get("SPARK_HOME")
+    for folder in (os.environ.get("SPARK_CONF_DIR"), os.path.join(spark_home, "conf") if spark_home else None):
+        if folder:
+            try:
+                with open(os.path.join(folder, "spark-defaults.conf"), encoding="utf-8") as defaults:
+                    places += [line for line in defaults if line.strip().startswith("spark.driver.")]
+            except OSError:
+                pass
+    return any(_GC_FLAG.search(place) for place in places)
+
+
+def _with_local_gc(options: str, driver_memory: Any, conf: Optional[Mapping[str, Any]] = None) -> str:
+    """``options`` with :data:`LOCAL_GC` added for a driver heap of at most 2 GiB, unless a
+    collector is chosen in them or elsewhere (:func:`_collector_chosen_elsewhere`).
 
     >>> _with_local_gc("-Dx=1", "1g")
     '-XX:+UseSerialGC -Dx=1'
     >>> _with_local_gc("-XX:+UseG1GC", "1g"), _with_local_gc("", "8g")
     ('-XX:+UseG1GC', '')
+    >>> _with_local_gc("", "1g", {"spark.driver.defaultJavaOptions": "-XX:+UseZGC"})
+    ''
     """
     heap = _heap_mib(driver_memory)
     if _GC_FLAG.search(options) or heap is None or heap > _SERIAL_GC_MAX_HEAP_MIB:
+        return options
+    if _collector_chosen_elsewhere(conf or {}):
         return options
     return f"{LOCAL_GC} {options}".strip()
 
@@ -285,6 +310,7 @@ def _with_local_defaults(conf: dict[str, Any], driver_memory: Any = None) -> dic
         _with_local_gc(
             _with_local_jvm_options(merged.get("spark.driver.extraJavaOptions")),
             driver_memory if driver_memory is not None else merged.get("spark.driver.memory", "1g"),
+            merged,
         )
     )
     if jvm_options:

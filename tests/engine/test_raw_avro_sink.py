@@ -198,3 +198,48 @@ def test_anything_but_a_plain_avro_read_keeps_the_per_record_path(app_factory, t
     processor.process(_records(_readings(2)))
     summary = processor.finish()
     assert summary.error is None and summary.output_count == 2
+
+
+class _RefuseAfterBackpressure(TSDataLakeSink):
+    """Takes raw chunks until its first flush, which asks for backpressure; refuses them after,
+    so the records it is fed again go one by one. Keeps the headers ``add`` got."""
+
+    pushed = False
+    headers_seen: list[Any] = []
+
+    def add_raw_avro(self, values, keys, timestamps, decoder):
+        return not self.pushed and super().add_raw_avro(values, keys, timestamps, decoder)
+
+    def add(self, value, key, timestamp, headers, topic, partition, offset):
+        self.headers_seen.append(headers)
+        super().add(value, key, timestamp, headers, topic, partition, offset)
+
+    def flush(self) -> None:
+        if not self.pushed:
+            self.pushed = True
+            from streamspark.sinks.base.exceptions import SinkBackpressureError
+
+            raise SinkBackpressureError(retry_after=0)
+        super().flush()
+
+
+def test_a_chunk_fed_again_record_by_record_gets_its_headers_decoded(app_factory, tmp_path):
+    """After backpressure a sink may refuse the chunk it took: its records then go one by one,
+    with their headers as a list (they crossed the JVM pickled)."""
+    import pickle
+
+    app = app_factory()
+    sink = _RefuseAfterBackpressure(
+        s3_prefix=str(tmp_path / "lake"), table_name="t", hive_columns=["year"], timestamp_column="ts"
+    )
+    sink.headers_seen = []
+    app.dataframe(_topic(app)).sink(sink)
+    processor = _processor(app)
+    records = [(*r[:7], pickle.dumps([("h", b"1")])) for r in _records(_readings(4))]
+    processor.process(records)
+    summary = processor.finish()
+    assert summary.error is None
+    started = processor.sinks[processor.raw_sinks["in"].node_id]
+    assert started.headers_seen == [[("h", b"1")]] * 4
+    rows = started.catalog.load_table().scan().to_arrow().to_pylist()
+    assert sorted(r["level"] for r in rows) == [-20, -19, -18, -17]

@@ -40,6 +40,20 @@ def test_a_small_local_driver_heap_gets_the_serial_collector(conf, driver_memory
         assert "-XX:+UseSerialGC" not in options
 
 
+@pytest.mark.parametrize("where", ["JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "spark-defaults.conf", "defaultJavaOptions"])
+def test_a_collector_chosen_where_the_jvm_also_reads_options_is_left_alone(where, monkeypatch, tmp_path):
+    """Two collectors stop the JVM from starting: none is added when one is chosen elsewhere."""
+    conf: dict[str, str] = {}
+    if where == "spark-defaults.conf":
+        (tmp_path / "spark-defaults.conf").write_text("spark.driver.defaultJavaOptions  -XX:+UseParallelGC\n")
+        monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    elif where == "defaultJavaOptions":
+        conf["spark.driver.defaultJavaOptions"] = "-XX:+UseZGC"
+    else:
+        monkeypatch.setenv(where, "-XX:+UseParallelGC")
+    assert LOCAL_GC not in _with_local_defaults(conf).get(JAVA, "")
+
+
 def test_the_shared_local_session_runs_the_serial_collector(spark):
     args = list(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
     assert LOCAL_GC in args

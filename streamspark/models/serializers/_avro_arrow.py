@@ -190,7 +190,8 @@ def _read(kind: str, buf: np.ndarray, pos: np.ndarray, ends: np.ndarray) -> tupl
         return data.view("<f8").reshape(-1), pos
     if kind == "float":
         data, pos = _fixed(buf, pos, ends, 4)
-        return data.view("<f4").reshape(-1).astype(np.float64), pos
+        with np.errstate(invalid="ignore"):  # a signalling NaN widens quietly, as in fastavro
+            return data.view("<f4").reshape(-1).astype(np.float64), pos
     if kind == "boolean":
         data, pos = _fixed(buf, pos, ends, 1)
         flags = data.reshape(-1)
@@ -202,11 +203,10 @@ def _read(kind: str, buf: np.ndarray, pos: np.ndarray, ends: np.ndarray) -> tupl
     # string / bytes: a zigzag varint length, then the bytes
     raw, starts = _varint(buf, pos, ends)
     sizes = _unzigzag(raw)
-    if np.any(sizes < 0):
+    # compared with the room left, not added to the start: a huge length must not wrap around
+    if np.any(sizes < 0) or np.any(sizes > ends - starts):
         raise _Refused
     after = starts + sizes
-    if np.any(after > ends):
-        raise _Refused
     offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     total = int(offsets[-1])

@@ -188,7 +188,13 @@ class AvroDeserializer(ConfluentBacked, Deserializer):
         True
         """
         if self._arrow_decoder is False:
-            plain = self._client_config is None and self._reader is None and self._default_options
+            # a subclass that changes what a message becomes keeps the per-record path
+            plain = (
+                type(self).__call__ is AvroDeserializer.__call__
+                and self._client_config is None
+                and self._reader is None
+                and self._default_options
+            )
             self._arrow_decoder = ArrowAvroDecoder.for_schema(self._writer) if plain else None
         decoder: Optional[ArrowAvroDecoder] = self._arrow_decoder
         return decoder

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import enum
 import logging
+import sys
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 
 from ..messagecontext import MessageContext
@@ -308,11 +309,12 @@ class Topic:
         schemaless ``AvroDeserializer`` whose schema the decoder covers, bytes keys, no split,
         no timestamp extractor): a task may then give a sink the raw values of a whole chunk
         (``BaseSink.add_raw_avro``). None otherwise."""
-        from ..serializers.avro import AvroDeserializer
-
+        avro = sys.modules.get("streamspark.models.serializers.avro")
+        if avro is None:  # not imported: no AvroDeserializer exists (and none is imported here)
+            return None
         vd = self._value_deserializer
         if (
-            not isinstance(vd, AvroDeserializer)
+            not isinstance(vd, avro.AvroDeserializer)
             or vd.split_values
             or type(self._key_deserializer) is not BytesDeserializer
             or self._timestamp_extractor is not None

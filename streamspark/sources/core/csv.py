@@ -50,11 +50,14 @@ class CSVSource(Source):
         timestamp_extractor: Optional[Callable[[dict], int]] = None,
         delay: float = 0,
         shutdown_timeout: float = 10,
-        dialect: str = "excel",
+        dialect: Union[str, csv.Dialect, type[csv.Dialect]] = "excel",
     ) -> None:
         super().__init__(name=name, shutdown_timeout=shutdown_timeout)
-        if isinstance(dialect, str) and dialect not in csv.list_dialects():
-            raise ValueError(f"Unknown CSV dialect {dialect!r}; use one of {sorted(csv.list_dialects())}")
+        if isinstance(dialect, str):
+            if dialect not in csv.list_dialects():
+                raise ValueError(f"Unknown CSV dialect {dialect!r}; use one of {sorted(csv.list_dialects())}")
+        elif not isinstance(dialect, csv.Dialect) and not (isinstance(dialect, type) and issubclass(dialect, csv.Dialect)):
+            raise TypeError(f"dialect must be a csv dialect name or a csv.Dialect, got {dialect!r}")
         self.path = path
         self.key_extractor = key_extractor
         self.timestamp_extractor = timestamp_extractor

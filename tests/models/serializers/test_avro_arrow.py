@@ -191,3 +191,33 @@ def test_only_a_plain_deserializer_offers_a_decoder():
     assert AvroDeserializer(schema, return_record_name=True).arrow_decoder() is None
     assert AvroDeserializer(schema, handle_unicode_errors="replace").arrow_decoder() is None
     assert AvroDeserializer("long").arrow_decoder() is None  # not a record
+
+
+def test_huge_lengths_are_refused_not_wrapped_around():
+    """A length varint near 2**63 (e.g. a long read as a string's length) must not overflow the
+    bounds check: the chunk is refused, nothing is read past the values."""
+    schema = fastavro.parse_schema({"type": "record", "name": "S", "fields": [{"name": "s", "type": "string"}]})
+    decoder = ArrowAvroDecoder.for_schema(schema)
+    huge = b"\xfe" + b"\xff" * 8 + b"\x01"
+    assert decoder.decode([huge + b"a", huge + b"b", b"\x04cd"]) is None  # type: ignore[union-attr]
+    assert decoder.decode([huge + b"a", huge + b"b"]) is None  # type: ignore[union-attr]
+
+
+def test_a_signalling_nan_float_decodes_under_strict_numpy_errors():
+    import numpy as np
+
+    schema = fastavro.parse_schema({"type": "record", "name": "F", "fields": [{"name": "f", "type": "float"}]})
+    raw = struct.pack("<I", 0x7FA00000)  # a signalling NaN
+    with np.errstate(all="raise"):
+        table = ArrowAvroDecoder.for_schema(schema).decode([raw])  # type: ignore[union-attr]
+    assert table is not None and math.isnan(table.to_pylist()[0]["f"])
+
+
+def test_a_subclass_that_changes_the_records_keeps_the_per_record_path():
+    schema = {"type": "record", "name": "R", "fields": [{"name": "v", "type": "long"}]}
+
+    class Tagged(AvroDeserializer):
+        def __call__(self, value, ctx):
+            return {**super().__call__(value, ctx), "tag": 1}
+
+    assert Tagged(schema).arrow_decoder() is None

@@ -77,6 +77,8 @@ def test_a_dialect_class_or_instance_is_taken_as_csv_takes_it(tmp_path):
     for dialect in (csv.excel_tab, csv.excel_tab()):
         rows = [json.loads(m["value"]) for m in run_in_process(CSVSource(path, name="t", dialect=dialect))]
         assert rows == [{"a": "1", "b": "2"}]
+    with pytest.raises(TypeError, match="csv dialect name or a csv.Dialect"):
+        CSVSource(path, name="t", dialect=5)  # type: ignore[arg-type]
 
 
 def test_a_short_row_gets_nulls_and_a_byte_order_mark_is_skipped(tmp_path):
