@@ -780,7 +780,13 @@ class StreamingDataFrame:
 
     # --- outputs ---------------------------------------------------------------------
     def to_topic(self, topic: Topic, key: Optional[Callable[[Any], Any]] = None) -> "StreamingDataFrame":
-        """Produce the current value to ``topic`` (in-place); ``key(value)`` sets a new message key."""
+        """Produce the current value to ``topic`` (in-place); ``key(value)`` sets a new message key.
+
+        :raises TypeError: ``topic`` is not a :class:`Topic` (e.g. a topic's name: use
+            ``app.topic(name)``).
+        """
+        if not isinstance(topic, Topic):
+            raise TypeError(f"to_topic() takes a Topic (app.topic(name)), got {type(topic).__name__}: {topic!r}")
         if self._registry is not None:
             self._registry.register_output_topic(topic)
         return self._in_place(self._stream.add_to_topic(topic, key))

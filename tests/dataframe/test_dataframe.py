@@ -152,6 +152,13 @@ def test_branches_get_independent_copies(sdf):
     assert sorted(v["branch"] for v in out) == ["a", "b"]
 
 
+def test_to_topic_with_a_topic_name_is_a_type_error_at_once(sdf):
+    """As the reference, a ``TypeError`` (there it comes at the first record); here when the
+    pipeline is built, naming what to pass."""
+    with pytest.raises(TypeError, match=r"to_topic\(\) takes a Topic \(app.topic\(name\)\), got str: 'out'"):
+        sdf.to_topic("out")  # type: ignore[arg-type]
+
+
 def test_to_topic_serializes_and_continues(sdf):
     out_topic = Topic("out", key_serializer="str")
     sdf.to_topic(out_topic, key=lambda v: v["id"])
