@@ -41,6 +41,12 @@ set_context = current_message_context.set
 _sinks: dict[tuple[str, int], BaseSink] = {}
 
 
+def _decoded_headers(raw: Any) -> Any:
+    """A source record's headers: pickled when the records crossed the JVM, a list when they
+    were read in this process (the fused paths)."""
+    return pickle.loads(raw) if raw.__class__ is bytes else raw
+
+
 class RawRecords(list):  # type: ignore[type-arg]
     """Source records a sink took as one chunk of raw values (``BaseSink.add_raw_json`` or
     ``add_raw_avro``): what the sink replay holds for them, with how they were given."""
@@ -273,18 +279,24 @@ class TaskProcessor:
             return
         deserialize = self.plan.topics[topics[0]].record_deserializer()
         for tname, part, offset, stamp, stamp_type, key, value, raw_headers in records:
-            # pickled when the records crossed the JVM, a list when read in this process (fused)
-            headers = (pickle.loads(raw_headers) if raw_headers.__class__ is bytes else raw_headers) if raw_headers else None
+            headers = _decoded_headers(raw_headers) if raw_headers else None
             try:
                 rows = deserialize(value, key, headers, stamp, stamp_type)
             except Exception as exc:
-                raw = RawMessage(tname, part, offset, key, value, headers, stamp, stamp_type)
-                if skip_on_error(self.plan.on_consumer_error, exc, raw, Stage.CONSUMER, tname, part, offset):
-                    self.skipped += 1
-                    continue
-                raise TaskFailure(exc, Stage.CONSUMER, tname, part, offset) from exc
+                self._undeserializable(exc, (tname, part, offset, stamp, stamp_type, key, value), headers)
+                continue
             for v, k, t in rows:
                 sink.add(v, k, t, headers, tname, part, offset)
+
+    def _undeserializable(self, exc: Exception, record: tuple[Any, ...], headers: Any) -> None:
+        """A source record ``(topic, partition, offset, timestamp, timestamp type, key, value)``
+        its topic cannot deserialize: counted as skipped when ``on_consumer_error`` says so,
+        else the task fails (:class:`TaskFailure`)."""
+        tname, part, offset, stamp, stamp_type, key, value = record
+        raw = RawMessage(tname, part, offset, key, value, headers, stamp, stamp_type)
+        if not skip_on_error(self.plan.on_consumer_error, exc, raw, Stage.CONSUMER, tname, part, offset):
+            raise TaskFailure(exc, Stage.CONSUMER, tname, part, offset) from exc
+        self.skipped += 1
 
     def _process(self, records: Iterable[tuple[Any, ...]]) -> None:
         plan = self.plan
@@ -301,16 +313,12 @@ class TaskProcessor:
                     current = tname
                     deserialize = plan.topics[tname].record_deserializer()
                     push = self.pushes[tname]
-                # pickled when the records crossed the JVM, a list when read in this process (fused)
-                headers = (pickle.loads(raw_headers) if raw_headers.__class__ is bytes else raw_headers) if raw_headers else None
+                headers = _decoded_headers(raw_headers) if raw_headers else None
                 try:
                     rows = deserialize(value, key, headers, stamp, stamp_type)
                 except Exception as exc:
-                    raw = RawMessage(tname, part, offset, key, value, headers, stamp, stamp_type)
-                    if skip_on_error(plan.on_consumer_error, exc, raw, Stage.CONSUMER, tname, part, offset):
-                        self.skipped += 1
-                        continue
-                    raise TaskFailure(exc, Stage.CONSUMER, tname, part, offset) from exc
+                    self._undeserializable(exc, (tname, part, offset, stamp, stamp_type, key, value), headers)
+                    continue
                 for v, k, t in rows:
                     # positional: (key, topic, partition, offset, size, timestamp, headers)
                     replay(MessageContext(tname, part, offset, 0, None, k, t, headers), v, k, t, headers, push)

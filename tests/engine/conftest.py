@@ -25,3 +25,21 @@ def source_planner(kafka) -> Iterator[Callable[..., _KafkaStreamReader]]:
     yield make
     for reader in readers:
         reader.stop()
+
+
+@pytest.fixture
+def app_factory(broker: Any, tmp_path: Any) -> Callable[..., Any]:
+    """Applications on the test broker, for tests that drive task code in this process (the
+    task makes a producer; nothing is produced)."""
+    from streamspark import Application
+
+    def factory(**kwargs: Any) -> Application:
+        return Application(
+            broker_address=broker.address,
+            consumer_group="task-code",
+            state_dir=str(tmp_path / "state"),
+            loglevel="WARNING",
+            **kwargs,
+        )
+
+    return factory

@@ -10,18 +10,16 @@ These tests drive the task code (``TaskProcessor``) in this process, without Spa
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from typing import Any
 
 import fastavro
-import pyarrow.parquet as pq
 import pytest
 
 from streamspark import Application
-from streamspark.engine.processor import TaskProcessor
-from streamspark.engine.strategies import Strategies
 from streamspark.models.serializers.avro import AvroDeserializer
 from streamspark.sinks.datalake import TSDataLakeSink
+
+from .lake_tasks import lake_sink, partition_files, task_processor
 
 HOUR_MS = 3_600_000
 T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
@@ -38,22 +36,6 @@ SCHEMA: dict[str, Any] = {
     ],
 }
 PARSED = fastavro.parse_schema(SCHEMA)
-
-
-@pytest.fixture
-def app_factory(broker, tmp_path):
-    """Applications on the test broker (the processor makes a producer; nothing is produced)."""
-
-    def factory(**kwargs: Any) -> Application:
-        return Application(
-            broker_address=broker.address,
-            consumer_group="raw-avro",
-            state_dir=str(tmp_path / "state"),
-            loglevel="WARNING",
-            **kwargs,
-        )
-
-    return factory
 
 
 def _encode(record: dict[str, Any]) -> bytes:
@@ -84,27 +66,6 @@ def _records(values: list[Any], start: int = 0) -> list[tuple[Any, ...]]:
     ]
 
 
-def _sink(root: Path) -> TSDataLakeSink:
-    return TSDataLakeSink(
-        s3_prefix=str(root), table_name="t", hive_columns=["year", "month", "day", "hour"], timestamp_column="ts"
-    )
-
-
-def _processor(app: Application, plain: tuple[str, ...] = ()) -> TaskProcessor:
-    """The task code for the app's plan, with the fast paths a run of it takes (but ``plain``)."""
-    plan = app._plan(collect=False, metadata=False, checkpoint_id="")
-    plan.strategies = Strategies(plain=plain).names_for(plan)
-    return TaskProcessor(plan, 0)
-
-
-def _files(root: Path) -> dict[str, list[Any]]:
-    out: dict[str, list[Any]] = {}
-    for path in sorted((root / "t").rglob("*.parquet")):
-        table = pq.read_table(path, partitioning=None)
-        out.setdefault(str(path.parent.relative_to(root)), []).append((table.schema, table.to_pylist()))
-    return out
-
-
 def _topic(app: Application, **kwargs: Any) -> Any:
     return app.topic("in", value_deserializer=AvroDeserializer(SCHEMA, **kwargs))
 
@@ -112,11 +73,11 @@ def _topic(app: Application, **kwargs: Any) -> Any:
 def test_raw_avro_chunks_give_the_files_of_the_per_record_path(app_factory, tmp_path):
     values = _readings(40)
     fast_app, plain_app = app_factory(), app_factory()
-    fast_sink, plain_sink = _sink(tmp_path / "fast"), _sink(tmp_path / "plain")
+    fast_sink, plain_sink = lake_sink(tmp_path / "fast"), lake_sink(tmp_path / "plain")
     fast_app.dataframe(_topic(fast_app)).sink(fast_sink)
     plain_app.dataframe(_topic(plain_app)).sink(plain_sink)
 
-    fast, plain = _processor(fast_app), _processor(plain_app, plain=("raw-sink-chunks",))
+    fast, plain = task_processor(fast_app), task_processor(plain_app, plain=("raw-sink-chunks",))
     assert set(fast.raw_sinks) == {"in"} and fast.raw_sinks["in"].avro is not None and not plain.raw_sinks
     for processor in (fast, plain):
         processor.process(_records(values[:25]))
@@ -128,7 +89,7 @@ def test_raw_avro_chunks_give_the_files_of_the_per_record_path(app_factory, tmp_
     assert (fast_summary.input_count, fast_summary.output_count) == (40, 40)
     assert (plain_summary.input_count, plain_summary.output_count) == (40, 40)
 
-    fast_files, plain_files = _files(tmp_path / "fast"), _files(tmp_path / "plain")
+    fast_files, plain_files = partition_files(tmp_path / "fast"), partition_files(tmp_path / "plain")
     assert len(fast_files) == 3  # three hours
     assert fast_files == plain_files
     rows = fast_sink.catalog.load_table().scan().to_arrow().to_pylist()
@@ -146,9 +107,9 @@ def test_a_malformed_avro_message_is_reported_as_on_the_per_record_path(app_fact
         return skip
 
     app = app_factory(on_consumer_error=on_consumer_error)
-    sink = _sink(tmp_path / "lake")
+    sink = lake_sink(tmp_path / "lake")
     app.dataframe(_topic(app)).sink(sink)
-    processor = _processor(app)
+    processor = task_processor(app)
     values: list[Any] = _readings(6)
     processor.process(_records(values[:3]))  # a good chunk: taken whole
     values[4] = _encode(values[4])[:3]  # cut short
@@ -169,9 +130,9 @@ def test_a_record_with_trailing_bytes_is_read_as_fastavro_reads_it(app_factory, 
     """fastavro ignores bytes after a record; the chunk decoder refuses the chunk, and the
     per-record path then writes what it reads."""
     app = app_factory()
-    sink = _sink(tmp_path / "lake")
+    sink = lake_sink(tmp_path / "lake")
     app.dataframe(_topic(app)).sink(sink)
-    processor = _processor(app)
+    processor = task_processor(app)
     values: list[Any] = _readings(3)
     values[1] = _encode(values[1]) + b"\x00\x00"
     processor.process(_records(values))
@@ -192,8 +153,8 @@ def test_anything_but_a_plain_avro_read_keeps_the_per_record_path(app_factory, t
     sdf = app.dataframe(topic)
     if case == "step":
         sdf = sdf.apply(lambda v: v)
-    sdf.sink(_sink(tmp_path / "lake"))
-    processor = _processor(app)
+    sdf.sink(lake_sink(tmp_path / "lake"))
+    processor = task_processor(app)
     assert processor.raw_sinks == {}
     processor.process(_records(_readings(2)))
     summary = processor.finish()
@@ -234,7 +195,7 @@ def test_a_chunk_fed_again_record_by_record_gets_its_headers_decoded(app_factory
     )
     sink.headers_seen = []
     app.dataframe(_topic(app)).sink(sink)
-    processor = _processor(app)
+    processor = task_processor(app)
     records = [(*r[:7], pickle.dumps([("h", b"1")])) for r in _records(_readings(4))]
     processor.process(records)
     summary = processor.finish()

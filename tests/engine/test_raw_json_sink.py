@@ -9,44 +9,19 @@ covered in ``tests/sinks/datalake/test_lake_e2e.py``.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Optional
 
-import pyarrow.parquet as pq
 import pytest
 
-from streamspark import Application
-from streamspark.engine.processor import TaskProcessor
-from streamspark.engine.strategies import Strategies
 from streamspark.models.serializers import JSONDeserializer
 from streamspark.sinks.base.exceptions import SinkBackpressureError
 from streamspark.sinks.core.list import ListSink
 from streamspark.sinks.datalake import TSDataLakeSink
 
+from .lake_tasks import lake_sink, partition_files, task_processor
+
 HOUR_MS = 3_600_000
 T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
-
-
-@pytest.fixture
-def app_factory(broker, tmp_path):
-    """Applications on the test broker (the processor makes a producer; nothing is produced)."""
-
-    def factory(**kwargs: Any) -> Application:
-        return Application(
-            broker_address=broker.address,
-            consumer_group="raw-json",
-            state_dir=str(tmp_path / "state"),
-            loglevel="WARNING",
-            **kwargs,
-        )
-
-    return factory
-
-
-def _sink(root: Path) -> TSDataLakeSink:
-    return TSDataLakeSink(
-        s3_prefix=str(root), table_name="t", hive_columns=["year", "month", "day", "hour"], timestamp_column="ts"
-    )
 
 
 def _records(values: list[Any], topic: str = "in", start: int = 0) -> list[tuple[Any, ...]]:
@@ -79,30 +54,14 @@ def _readings(n: int) -> list[dict[str, Any]]:
     ]
 
 
-def _processor(app: Application, collect: bool = False) -> TaskProcessor:
-    """The task code for the app's plan, with the fast paths a run of it takes."""
-    plan = app._plan(collect=collect, metadata=False, checkpoint_id="")
-    plan.strategies = Strategies().names_for(plan)
-    return TaskProcessor(plan, 0)
-
-
-def _files(root: Path) -> dict[str, list[Any]]:
-    """Each partition directory's rows (files in name order) and column types."""
-    out: dict[str, list[Any]] = {}
-    for path in sorted((root / "t").rglob("*.parquet")):
-        table = pq.read_table(path, partitioning=None)
-        out.setdefault(str(path.parent.relative_to(root)), []).append((table.schema, table.to_pylist()))
-    return out
-
-
 def test_raw_chunks_give_the_files_of_the_per_record_path(app_factory, tmp_path):
     values = _readings(40)
     fast_app, plain_app = app_factory(), app_factory()
-    fast_sink, plain_sink = _sink(tmp_path / "fast"), _sink(tmp_path / "plain")
+    fast_sink, plain_sink = lake_sink(tmp_path / "fast"), lake_sink(tmp_path / "plain")
     fast_app.dataframe(fast_app.topic("in")).sink(fast_sink)
     plain_app.dataframe(plain_app.topic("in")).filter(lambda v: True).sink(plain_sink)  # a step: per record
 
-    fast, plain = _processor(fast_app), _processor(plain_app)
+    fast, plain = task_processor(fast_app), task_processor(plain_app)
     assert set(fast.raw_sinks) == {"in"} and not plain.raw_sinks
     for processor in (fast, plain):
         processor.process(_records(values[:25]))
@@ -114,7 +73,7 @@ def test_raw_chunks_give_the_files_of_the_per_record_path(app_factory, tmp_path)
     assert (fast_summary.input_count, fast_summary.output_count) == (40, 40)
     assert (plain_summary.input_count, plain_summary.output_count) == (40, 40)
 
-    fast_files, plain_files = _files(tmp_path / "fast"), _files(tmp_path / "plain")
+    fast_files, plain_files = partition_files(tmp_path / "fast"), partition_files(tmp_path / "plain")
     assert len(fast_files) == 3  # three hours
     assert fast_files == plain_files
     rows = fast_sink.catalog.load_table().scan().to_arrow().to_pylist()
@@ -132,9 +91,9 @@ def test_a_malformed_message_is_reported_as_on_the_per_record_path(app_factory, 
         return skip
 
     app = app_factory(on_consumer_error=on_consumer_error)
-    sink = _sink(tmp_path / "lake")
+    sink = lake_sink(tmp_path / "lake")
     app.dataframe(app.topic("in")).sink(sink)
-    processor = _processor(app)
+    processor = task_processor(app)
     values: list[Any] = [{"ts": T0 + i, "i": i} for i in range(6)]
     processor.process(_records(values[:3]))  # a good chunk: taken whole
     values[4] = b'{"ts": 1, "i": '  # cut short
@@ -153,8 +112,8 @@ def test_a_malformed_message_is_reported_as_on_the_per_record_path(app_factory, 
 
 def test_a_non_object_value_fails_in_the_sink_as_before(app_factory, tmp_path):
     app = app_factory()
-    app.dataframe(app.topic("in")).sink(_sink(tmp_path / "lake"))
-    processor = _processor(app)
+    app.dataframe(app.topic("in")).sink(lake_sink(tmp_path / "lake"))
+    processor = task_processor(app)
     processor.process(_records([{"ts": T0}, 42, {"ts": T0}]))
     error = processor.finish().error
     assert error is not None and (error.stage, error.offset) == ("processing", 1)
@@ -176,8 +135,8 @@ def test_anything_between_the_values_and_the_sink_keeps_the_per_record_path(app_
     sdf = app.dataframe(app.topic("in", **topic_args))
     if case == "step":
         sdf = sdf.apply(lambda v: v)
-    sdf.sink(ListSink() if case == "sink" else _sink(tmp_path / "lake"))
-    processor = _processor(app, collect=case == "collect")
+    sdf.sink(ListSink() if case == "sink" else lake_sink(tmp_path / "lake"))
+    processor = task_processor(app, collect=case == "collect")
     assert processor.raw_sinks == {}
     processor.process(_records([{"ts": T0, "i": 1}]))
     summary = processor.finish()
@@ -187,8 +146,8 @@ def test_anything_between_the_values_and_the_sink_keeps_the_per_record_path(app_
 def test_on_message_processed_sees_every_offset_of_a_raw_chunk(app_factory, tmp_path):
     offsets: list[int] = []
     app = app_factory(on_message_processed=lambda topic, partition, offset: offsets.append(offset))
-    app.dataframe(app.topic("in")).sink(_sink(tmp_path / "lake"))
-    processor = _processor(app)
+    app.dataframe(app.topic("in")).sink(lake_sink(tmp_path / "lake"))
+    processor = task_processor(app)
     assert processor.raw_sinks
     processor.process(_records([{"ts": T0 + i} for i in range(5)], start=10))
     assert offsets == [10, 11, 12, 13, 14]
@@ -210,7 +169,7 @@ def test_backpressure_feeds_the_raw_chunks_again(app_factory, tmp_path):
     app = app_factory()
     sink = _PushBackOnce(s3_prefix=str(tmp_path / "lake"), table_name="t", hive_columns=["year"], timestamp_column="ts")
     app.dataframe(app.topic("in")).sink(sink)
-    processor = _processor(app)
+    processor = task_processor(app)
     processor.process(_records([{"ts": T0 + i, "i": i} for i in range(3)]))
     processor.process(_records([{"ts": T0 + i, "i": i} for i in range(3, 6)], start=3))
     summary = processor.finish()

@@ -202,17 +202,9 @@ class TSDataLakeSink(BaseSink):
         """Take a chunk of raw JSON values decoded at once by Arrow (see ``_columnar``): when
         the values are flat objects, the partitions all come from the timestamp and no record
         was added one by one before (the order is kept)."""
-        if self._rows or any(col not in TIME_COLUMNS for col in self.hive_columns):
-            return False
         from ._columnar import read_chunk
 
-        chunk = read_chunk(values, keys, timestamps, self.timestamp_column)
-        if chunk is None:
-            return False
-        self._chunks.append(chunk)
-        if self._timeout.enabled:
-            self._seen.update(keys)
-        return True
+        return self._take_chunk(lambda: read_chunk(values, keys, timestamps, self.timestamp_column), keys)
 
     def add_raw_avro(
         self,
@@ -223,11 +215,17 @@ class TSDataLakeSink(BaseSink):
     ) -> bool:
         """Take a chunk of schemaless Avro values decoded at once into Arrow (see
         ``_columnar.read_avro_chunk``), under the conditions of :meth:`add_raw_json`."""
-        if self._rows or any(col not in TIME_COLUMNS for col in self.hive_columns):
-            return False
         from ._columnar import read_avro_chunk
 
-        chunk = read_avro_chunk(values, keys, timestamps, self.timestamp_column, decoder)
+        return self._take_chunk(lambda: read_avro_chunk(values, keys, timestamps, self.timestamp_column, decoder), keys)
+
+    def _take_chunk(self, read: Callable[[], Any], keys: Sequence[Optional[bytes]]) -> bool:
+        """Buffer the chunk ``read()`` decodes (None: it refuses the values); False when this
+        sink takes no chunk now (rows added one by one come first, or a partition column is
+        not a time column)."""
+        if self._rows or any(col not in TIME_COLUMNS for col in self.hive_columns):
+            return False
+        chunk = read()
         if chunk is None:
             return False
         self._chunks.append(chunk)
