@@ -14,7 +14,8 @@ from typing import Any, Callable, Optional
 from ..exceptions import ProcessingError
 from ._kafka_source import fused_group_by_options, packed_options, query_source, source_options
 from ._plan import PipelinePlan
-from .strategies import FUSED_GROUP_BY, FUSED_SOURCE, ONE_FLUSH_PER_PARTITION, PACKED_BUCKETS, Strategies
+from .planner_processes import release_planner_processes
+from .strategies import FUSED_GROUP_BY, FUSED_SOURCE, ONE_FLUSH_PER_PARTITION, PACKED_BUCKETS, RELEASE_PLANNERS, Strategies
 from .task_entry import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
 from .bucketing import end_buckets, key_bucket_column, partition_bucket_column
 from .lag import LagMonitor, end_offsets, total_lag
@@ -68,6 +69,12 @@ class QueryRunner:
     #: the plain path instead and compare the two. None: all but those named in the
     #: ``STREAMSPARK_PLAIN_PATHS`` environment variable
     strategies: Optional[Strategies] = None
+    #: when a running query gives back Spark's idle planner processes (the ``release-planners``
+    #: path): after a micro-batch ended (the first one plans the query's reader, once), once the
+    #: query has run this many seconds or one of its micro-batches took this long. A short
+    #: query (a test's) would gain little and make the session's next query start them again
+    release_planners_after: float = 20.0
+    release_planners_batch: float = 1.0
 
     def __init__(
         self,
@@ -108,6 +115,8 @@ class QueryRunner:
         self._stop = threading.Event()
         self._failure: Optional[BaseException] = None
         self._in_batch = threading.Event()
+        #: how long the longest micro-batch so far took
+        self._longest_batch = 0.0
         #: id of the last micro-batch whose foreachBatch returned successfully
         self._last_done_batch: Optional[int] = None
         self._last_activity: Optional[float] = None
@@ -132,6 +141,7 @@ class QueryRunner:
         if self._stop.is_set():
             raise _StopRequested()
         self._in_batch.set()
+        batch_started = time.monotonic()
         try:
             self._process_batch(batch_df, batch_id, limits)
             self._last_done_batch = batch_id
@@ -147,6 +157,7 @@ class QueryRunner:
         finally:
             if not self._timers or self._batch_had_data:
                 self._last_activity = time.monotonic()
+            self._longest_batch = max(self._longest_batch, time.monotonic() - batch_started)
             self._in_batch.clear()
 
     def _process_batch(self, batch_df: Any, batch_id: int, limits: RunLimits) -> None:
@@ -319,6 +330,8 @@ class QueryRunner:
     def run(self, limits: RunLimits) -> None:
         """Start the query and block until a stop condition, a stop request or a failure."""
         query = self.start(limits)
+        started = time.monotonic()
+        release_planners = RELEASE_PLANNERS.name in self.plan.strategies
         try:
             while True:
                 try:
@@ -336,6 +349,9 @@ class QueryRunner:
                 now = time.monotonic()
                 if self._stop.is_set():
                     break
+                if release_planners and self._planners_idle(now - started):
+                    release_planners = False
+                    release_planner_processes(get_spark(self.spark_master, self.spark_conf, warmup=False))
                 self._watch_lag(query)
                 # one status read per loop (a JVM round trip) serves both checks below
                 status = query.status if (self.sinks_by_node or limits.timeout) else {}
@@ -365,6 +381,13 @@ class QueryRunner:
         # a failure inside a micro-batch surfaces as the user's error, not Spark's wrapper
         if self._failure is not None:
             raise self._failure
+
+    def _planners_idle(self, running: float) -> bool:
+        """Whether the query, running for ``running`` seconds, is past the use of Spark's
+        planner processes and long-lived enough to give them back."""
+        if self._last_done_batch is None:
+            return False  # the first micro-batch plans the query's reader
+        return running >= self.release_planners_after or self._longest_batch >= self.release_planners_batch
 
     def _watch_lag(self, query: Any) -> None:
         """After each new progress report (a committed micro-batch), the consumer lag."""

@@ -14,6 +14,7 @@ from ._worker_python import worker_python
 from ._warmup import WarmupSource, start_warmup, warmup_enabled
 from .jvm_archive import java_options
 from .masters import default_master, is_local_master, running_session, submitted_conf
+from .planner_processes import skip_data_source_lookup
 
 __all__ = (
     "get_spark",
@@ -22,6 +23,7 @@ __all__ = (
     "local_cores",
     "refuse_spark_connect",
     "py_files_for_streaming_sources",
+    "quiet_accumulator_server",
     "DEFAULT_SPARK_CONF",
 )
 
@@ -100,6 +102,8 @@ def get_spark(
         logger.info("Starting Spark (master=%s)", master)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
+        quiet_accumulator_server(spark.sparkContext)
+        skip_data_source_lookup(spark)
         py_files_for_streaming_sources(spark)
         if spark.sparkContext.uiWebUrl:
             logger.info("Spark UI: %s", spark.sparkContext.uiWebUrl)
@@ -107,6 +111,32 @@ def get_spark(
             spark.dataSource.register(WarmupSource)
             _warmup = start_warmup(spark, parallelism(spark))
         return spark
+
+
+def quiet_accumulator_server(context: Any) -> None:
+    """Keep PySpark's accumulator server from printing a traceback when Spark's JVM goes away
+    first (a SIGTERM to the process group, e.g. ``kill`` of a job or a container's stop, ends
+    the JVM while the program still finishes its micro-batch): its connection then ends in an
+    ``EOFError`` or a ``ConnectionError``, which is logged at debug level. Other errors are
+    reported as before.
+
+    Example::
+
+        quiet_accumulator_server(spark.sparkContext)
+    """
+    server = getattr(context, "_accumulatorServer", None)
+    if server is None:
+        return
+    report = server.handle_error
+
+    def handle_error(request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (EOFError, ConnectionError)):
+            logger.debug("Spark's JVM closed its accumulator connection: %r", exc)
+            return
+        report(request, client_address)
+
+    server.handle_error = handle_error
 
 
 #: the folder, under the driver's SparkFiles root, where Spark's planner of a streaming Python
@@ -236,10 +266,15 @@ LOCAL_CHECKPOINT_FILE_MANAGER = "org.apache.spark.sql.execution.streaming.checkp
 #: memory (driver, JVM and Python workers) was 50–140 MB lower at the default 1 GB heap, for
 #: the same speed (bench/user.py W2 and W7, two runs each)
 LOCAL_GC = "-XX:+UseSerialGC"
+#: the initial heap that comes with :data:`LOCAL_GC`. The JVM's default is 1/64 of the
+#: machine's memory (384 MiB on 24 GiB), and a young generation that size is soon all resident,
+#: though a local session needs much less; the heap grows from here as it fills
+LOCAL_INITIAL_HEAP = "-Xms128m"
 #: the largest driver heap (MiB) that gets :data:`LOCAL_GC`: a larger heap's full collections
 #: would be long pauses on one thread
 _SERIAL_GC_MAX_HEAP_MIB = 2048
 _GC_FLAG = re.compile(r"-XX:[+]Use\w*GC\b")
+_INITIAL_HEAP_FLAG = re.compile(r"(^|\s)-Xms\S|-XX:InitialHeapSize=")
 
 
 def _heap_mib(value: Any) -> Optional[float]:
@@ -259,10 +294,11 @@ def _heap_mib(value: Any) -> Optional[float]:
 _JAVA_OPTION_VARIABLES = ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")
 
 
-def _collector_chosen_elsewhere(conf: Mapping[str, Any]) -> bool:
-    """Whether a collector is chosen where the driver's JVM also reads options: the driver's
-    default Java options (in ``conf`` or in a ``spark-defaults.conf``) or the JVM's own
-    environment variables. Adding another would stop the JVM from starting."""
+def _chosen_elsewhere(flag: re.Pattern[str], conf: Mapping[str, Any]) -> bool:
+    """Whether ``flag`` is set where the driver's JVM also reads options: the driver's default
+    Java options (in ``conf`` or in a ``spark-defaults.conf``) or the JVM's own environment
+    variables. A second collector would stop the JVM from starting; a second initial heap
+    would override the user's."""
     places = [str(conf.get("spark.driver.defaultJavaOptions") or "")]
     places += [os.environ.get(name, "") for name in _JAVA_OPTION_VARIABLES]
     spark_home = os.environ.get("SPARK_HOME")
@@ -273,26 +309,30 @@ def _collector_chosen_elsewhere(conf: Mapping[str, Any]) -> bool:
                     places += [line for line in defaults if line.strip().startswith("spark.driver.")]
             except OSError:
                 pass
-    return any(_GC_FLAG.search(place) for place in places)
+    return any(flag.search(place) for place in places)
 
 
 def _with_local_gc(options: str, driver_memory: Any, conf: Optional[Mapping[str, Any]] = None) -> str:
     """``options`` with :data:`LOCAL_GC` added for a driver heap of at most 2 GiB, unless a
-    collector is chosen in them or elsewhere (:func:`_collector_chosen_elsewhere`).
+    collector is chosen in them or elsewhere (:func:`_chosen_elsewhere`); with it the
+    :data:`LOCAL_INITIAL_HEAP`, unless an initial heap is chosen in them or elsewhere.
 
     >>> _with_local_gc("-Dx=1", "1g")
-    '-XX:+UseSerialGC -Dx=1'
-    >>> _with_local_gc("-XX:+UseG1GC", "1g"), _with_local_gc("", "8g")
-    ('-XX:+UseG1GC', '')
+    '-XX:+UseSerialGC -Xms128m -Dx=1'
+    >>> _with_local_gc("-XX:+UseG1GC", "1g"), _with_local_gc("", "8g"), _with_local_gc("-Xms1g", "2g")
+    ('-XX:+UseG1GC', '', '-XX:+UseSerialGC -Xms1g')
     >>> _with_local_gc("", "1g", {"spark.driver.defaultJavaOptions": "-XX:+UseZGC"})
     ''
     """
     heap = _heap_mib(driver_memory)
     if _GC_FLAG.search(options) or heap is None or heap > _SERIAL_GC_MAX_HEAP_MIB:
         return options
-    if _collector_chosen_elsewhere(conf or {}):
+    conf = conf or {}
+    if _chosen_elsewhere(_GC_FLAG, conf):
         return options
-    return f"{LOCAL_GC} {options}".strip()
+    if _INITIAL_HEAP_FLAG.search(options) or _chosen_elsewhere(_INITIAL_HEAP_FLAG, conf):
+        return f"{LOCAL_GC} {options}".strip()
+    return f"{LOCAL_GC} {LOCAL_INITIAL_HEAP} {options}".strip()
 
 
 def _with_local_defaults(conf: dict[str, Any], driver_memory: Any = None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ False
 >>> Strategies(plain={"no-such-path"})
 Traceback (most recent call last):
 ...
-ValueError: Unknown fast path(s) ['no-such-path']: known are ['columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks']
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners']
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ __all__ = (
     "COLUMNAR_WINDOWS",
     "ONE_FLUSH_PER_PARTITION",
     "RAW_SINK_CHUNKS",
+    "RELEASE_PLANNERS",
     "STRATEGIES",
     "PLAIN_PATHS_ENV",
 )
@@ -144,6 +145,15 @@ RAW_SINK_CHUNKS = Strategy(
     checked_by="tests/engine/test_raw_avro_sink.py",
 )
 
+#: a running query gives back the memory of the Python processes Spark's driver keeps, idle,
+#: after planning it (``engine/planner_processes.py``); a later query starts them again
+RELEASE_PLANNERS = Strategy(
+    name="release-planners",
+    applies=lambda plan: True,
+    plain="Spark keeps its idle planner processes for the session",
+    checked_by="tests/engine/test_planner_processes.py",
+)
+
 #: in dependency order (a strategy after those it requires)
 STRATEGIES: tuple[Strategy, ...] = (
     FUSED_SOURCE,
@@ -152,6 +162,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     COLUMNAR_WINDOWS,
     ONE_FLUSH_PER_PARTITION,
     RAW_SINK_CHUNKS,
+    RELEASE_PLANNERS,
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamspark.engine.session import LOCAL_CHECKPOINT_FILE_MANAGER, LOCAL_GC, _with_local_defaults
+from streamspark.engine.session import LOCAL_CHECKPOINT_FILE_MANAGER, LOCAL_GC, LOCAL_INITIAL_HEAP, _with_local_defaults
 
 KEY = "spark.sql.streaming.checkpointFileManagerClass"
 
@@ -54,9 +54,28 @@ def test_a_collector_chosen_where_the_jvm_also_reads_options_is_left_alone(where
     assert LOCAL_GC not in _with_local_defaults(conf).get(JAVA, "")
 
 
+def test_the_serial_collector_comes_with_a_small_initial_heap():
+    options = _with_local_defaults({})[JAVA].split()
+    assert options.index(LOCAL_INITIAL_HEAP) == options.index(LOCAL_GC) + 1
+    assert LOCAL_INITIAL_HEAP not in _with_local_defaults({"spark.driver.memory": "4g"}).get(JAVA, "")
+
+
+@pytest.mark.parametrize("where", ["extraJavaOptions", "JAVA_TOOL_OPTIONS", "defaultJavaOptions"])
+def test_an_initial_heap_chosen_by_the_user_is_theirs(where, monkeypatch):
+    conf: dict[str, str] = {}
+    if where == "extraJavaOptions":
+        conf[JAVA] = "-Dx=1 -Xms512m"
+    elif where == "defaultJavaOptions":
+        conf["spark.driver.defaultJavaOptions"] = "-XX:InitialHeapSize=536870912"
+    else:
+        monkeypatch.setenv(where, "-Xms512m")
+    options = _with_local_defaults(conf)[JAVA].split()
+    assert LOCAL_GC in options and LOCAL_INITIAL_HEAP not in options
+
+
 def test_the_shared_local_session_runs_the_serial_collector(spark):
     args = list(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
-    assert LOCAL_GC in args
+    assert LOCAL_GC in args and LOCAL_INITIAL_HEAP in args
     beans = spark._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
     names = {bean.getName() for bean in beans}
     assert names == {"Copy", "MarkSweepCompact"}, names  # the serial collector's generations
@@ -103,3 +122,25 @@ def test_local_sessions_log_spark_errors_only_unless_the_user_configures_log4j()
 def test_shared_session_runs_with_the_log4j_config(spark):
     args = list(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
     assert any(a.startswith("-Dlog4j2.configurationFile=file:") for a in args)
+
+
+def _report_error(server, exc: BaseException) -> None:
+    """What socketserver does when a request's handler raised ``exc``."""
+    try:
+        raise exc
+    except BaseException:
+        server.handle_error(None, ("127.0.0.1", 1))
+
+
+@pytest.mark.parametrize("exc", [EOFError(), ConnectionResetError(104, "Connection reset by peer")])
+def test_the_jvm_closing_its_accumulator_connection_prints_no_traceback(spark, capsys, exc):
+    """A SIGTERM to the process group ends the JVM while the program still finishes its
+    micro-batch: the accumulator server's connection then ends in one of these."""
+    _report_error(spark.sparkContext._accumulatorServer, exc)
+    assert capsys.readouterr().err == ""
+
+
+def test_other_accumulator_server_errors_are_still_reported(spark, capsys):
+    _report_error(spark.sparkContext._accumulatorServer, ValueError("token is not correct"))
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "ValueError: token is not correct" in err

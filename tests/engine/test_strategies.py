@@ -15,6 +15,7 @@ from streamspark.engine.strategies import (
     ONE_FLUSH_PER_PARTITION,
     PACKED_BUCKETS,
     RAW_SINK_CHUNKS,
+    RELEASE_PLANNERS,
     STRATEGIES,
     Strategies,
 )
@@ -24,53 +25,64 @@ from .plans import plan_of
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def plan_paths(plan, plain=()) -> frozenset[str]:
+    """The fast paths ``plan`` takes but those every plan takes (see the test below)."""
+    return Strategies(plain=plain).names_for(plan) - {RELEASE_PLANNERS.name}
+
+
+def test_every_plan_releases_the_planners_unless_told_not_to():
+    plan = plan_of(lambda app, sdf: sdf.apply(lambda v: v).to_topic(app.topic("out")))
+    assert RELEASE_PLANNERS.name in Strategies().names_for(plan)
+    assert RELEASE_PLANNERS.name not in Strategies(plain={"release-planners"}).names_for(plan)
+
+
 def test_a_stateless_pipeline_takes_the_fused_source_only():
     plan = plan_of(lambda app, sdf: sdf.apply(lambda v: v).to_topic(app.topic("out")))
-    assert Strategies().names_for(plan) == {FUSED_SOURCE.name}
+    assert plan_paths(plan) == {FUSED_SOURCE.name}
 
 
 def test_a_topic_straight_into_a_sink_takes_raw_sink_chunks():
     from streamspark.sinks.core.list import ListSink
 
     plan = plan_of(lambda app, sdf: sdf.sink(ListSink()))
-    assert Strategies().names_for(plan) == {FUSED_SOURCE.name, RAW_SINK_CHUNKS.name}
+    assert plan_paths(plan) == {FUSED_SOURCE.name, RAW_SINK_CHUNKS.name}
     plan = plan_of(lambda app, sdf: sdf.apply(lambda v: v).sink(ListSink()))
-    assert RAW_SINK_CHUNKS.name not in Strategies().names_for(plan)
+    assert RAW_SINK_CHUNKS.name not in plan_paths(plan)
 
 
 def test_a_stateful_pipeline_takes_packed_buckets():
     plan = plan_of(lambda app, sdf: sdf.apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
-    assert Strategies().names_for(plan) == {PACKED_BUCKETS.name, ONE_FLUSH_PER_PARTITION.name}
+    assert plan_paths(plan) == {PACKED_BUCKETS.name, ONE_FLUSH_PER_PARTITION.name}
 
 
 def test_a_final_window_with_built_in_aggregations_takes_columnar_windows():
     plan = plan_of(lambda app, sdf: sdf.tumbling_window(1000).agg(n=Count(), avg=Mean("v")).final().to_topic(app.topic("out")))
-    assert Strategies().names_for(plan) == {PACKED_BUCKETS.name, COLUMNAR_WINDOWS.name, ONE_FLUSH_PER_PARTITION.name}
+    assert plan_paths(plan) == {PACKED_BUCKETS.name, COLUMNAR_WINDOWS.name, ONE_FLUSH_PER_PARTITION.name}
     window = plan.window_nodes()[0]
     assert COLUMNAR_WINDOWS.node_applies is not None and COLUMNAR_WINDOWS.node_applies(window)
 
 
 def test_a_current_window_has_no_columnar_form():
     plan = plan_of(lambda app, sdf: sdf.tumbling_window(1000).agg(n=Count()).current().to_topic(app.topic("out")))
-    assert COLUMNAR_WINDOWS.name not in Strategies().names_for(plan)
+    assert COLUMNAR_WINDOWS.name not in plan_paths(plan)
 
 
 def test_a_group_by_pipeline_takes_the_fused_group_by_only():
     plan = plan_of(lambda app, sdf: sdf.group_by("g").apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
-    assert Strategies().names_for(plan) == {FUSED_GROUP_BY.name}
-    assert Strategies(plain={"fused-group-by"}).names_for(plan) == frozenset()
+    assert plan_paths(plan) == {FUSED_GROUP_BY.name}
+    assert plan_paths(plan, {"fused-group-by"}) == frozenset()
 
 
 def test_one_flush_per_partition_needs_packed_buckets_and_at_least_once():
     plan = plan_of(lambda app, sdf: sdf.apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
-    assert Strategies(plain={"packed-buckets"}).names_for(plan) == frozenset()
+    assert plan_paths(plan, {"packed-buckets"}) == frozenset()
     plan.eos = object()  # exactly-once: every bucket commits its own transaction
-    assert Strategies().names_for(plan) == {PACKED_BUCKETS.name}
+    assert plan_paths(plan) == {PACKED_BUCKETS.name}
 
 
 def test_naming_a_strategy_plain_turns_it_off():
     plan = plan_of(lambda app, sdf: sdf.apply(lambda v: v).to_topic(app.topic("out")))
-    assert Strategies(plain={"fused-source"}).names_for(plan) == frozenset()
+    assert plan_paths(plan, {"fused-source"}) == frozenset()
 
 
 def test_an_unknown_strategy_name_is_refused():
