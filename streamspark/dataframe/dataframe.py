@@ -214,8 +214,13 @@ class StreamingDataFrame:
         return self._derive(self._stream.add(FilterNode(func, metadata=metadata, stream_id=self._state_scope(stateful))))
 
     def contains(self, keys: Union[str, List[str]]) -> StreamingSeries:
-        """A series that is True when **all** ``keys`` are present in the value."""
-        names = [keys] if isinstance(keys, str) else list(keys)
+        """A series that is True when **all** ``keys`` are present in the value.
+
+        ``keys`` other than a string is iterated anew for each record, as the reference does:
+        keys that are not iterable (``sdf.contains(5)``) raise ``TypeError`` when a record is
+        processed, not here.
+        """
+        names = [keys] if isinstance(keys, str) else keys
 
         def has_all(v: Any, k: Any, t: int, h: Headers) -> bool:
             return all(name in v for name in names)
@@ -258,7 +263,7 @@ class StreamingDataFrame:
             columns = [columns]
         else:
             raise TypeError(f"Expected a string or a list of strings, not {type(columns)}")
-        cols = list(columns)
+        cols = columns  # used as given (not copied), as the reference does
         ignore = errors == "ignore"
 
         def _drop(value: Any) -> None:
@@ -733,8 +738,8 @@ class StreamingDataFrame:
         if isinstance(item, StreamingDataFrame):
             return self._derive(self._stream.add_returning("filter", self._stream.diff(item._stream)))  # noqa: SLF001
         if isinstance(item, list):
-            keys = list(item)
-            return self._derive(self._stream.add_apply(lambda v: {k: v[k] for k in keys}))
+            # the list itself is read for each record, as the reference does (not a copy of it)
+            return self._derive(self._stream.add_apply(lambda v: {k: v[k] for k in item}))
         if isinstance(item, str):
             return StreamingSeries(name=item, sdf_id=id(self))
         raise TypeError(f'Unsupported key type "{type(item)}"')

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import pickle
 import time
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Optional, Sequence
 
 from ..context import current_message_context, set_message_context
 from ..core.stream import compose
@@ -22,7 +22,7 @@ from ..sinks.base.sink import BaseSink
 from ._plan import PipelinePlan
 from .callbacks import flush_stdout
 from .emitter import Emitter, flush_producer, output_collector, plan_sinks
-from .strategies import COLUMNAR_WINDOWS, RAW_SINK_CHUNKS
+from .strategies import AVRO_CHUNKS, COLUMNAR_WINDOWS, RAW_SINK_CHUNKS
 from .summary import ProducerFlush, Stage, TaskError, TaskSummary
 from .task_failure import TaskFailure, skip_on_error
 from .task_identity import current_task
@@ -30,7 +30,7 @@ from .task_identity import current_task
 if TYPE_CHECKING:
     from ..models.serializers.avro import ArrowAvroDecoder
 
-__all__ = ("TaskProcessor", "RawRecords", "RawTarget", "raw_sinks")
+__all__ = ("TaskProcessor", "RawRecords", "RawTarget", "raw_sinks", "avro_chunk_decoders")
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +90,17 @@ def raw_sinks(plan: PipelinePlan, sinks: dict[int, BaseSink]) -> dict[str, RawTa
             decoder = topic.raw_avro_decoder()
             if decoder is not None:
                 found[name] = RawTarget(node_id, sink, decoder)
+    return found
+
+
+def avro_chunk_decoders(plan: PipelinePlan) -> dict[str, ArrowAvroDecoder]:
+    """The topics read whose values are plain schemaless Avro (``Topic.raw_avro_decoder``), with
+    the decoder of a chunk of them."""
+    found = {}
+    for name in plan.roots:
+        decoder = plan.topics[name].raw_avro_decoder()
+        if decoder is not None:
+            found[name] = decoder
     return found
 
 
@@ -159,6 +170,8 @@ class TaskProcessor:
         self.group_pushes: dict[int, Any] = {}
         #: topics whose chunks of records go to a sink whole, as raw values (see ``_sink_raw``)
         self.raw_sinks: dict[str, RawTarget] = {}
+        #: topics whose chunks of values are decoded at once (see ``_chunk_deserializer``)
+        self.avro_chunks: dict[str, ArrowAvroDecoder] = {}
         self.txn: Any = None
         #: windows computed a batch at a time (the columnar path), flushed after each batch; only
         #: with one input tree, or the outputs of the trees would reorder against each other
@@ -179,6 +192,8 @@ class TaskProcessor:
             else:
                 if stage == "all" and RAW_SINK_CHUNKS.name in plan.strategies:
                     self.raw_sinks = raw_sinks(plan, self.sinks)
+                if AVRO_CHUNKS.name in plan.strategies:
+                    self.avro_chunks = avro_chunk_decoders(plan)
                 self.pushes = {
                     name: compose(
                         root, collect=leaf, emitter=self.emitter, states=states, split_groups=stage == "pre", batched=self.batched
@@ -212,6 +227,12 @@ class TaskProcessor:
             if self.raw_sinks and records.__class__ is list and records:
                 target = self.raw_sinks.get(records[0][0])  # type: ignore[index]
                 if target is not None and self._sink_raw(records, target):  # type: ignore[arg-type]
+                    return
+            if self.avro_chunks and records.__class__ is list and records:
+                decoder = self.avro_chunks.get(records[0][0])  # type: ignore[index]
+                if decoder is not None:
+                    self._process(records, self._chunk_deserializer(records, decoder))  # type: ignore[arg-type]
+                    self._flush_batched()
                     return
             self._process(records)
             self._flush_batched()
@@ -298,7 +319,27 @@ class TaskProcessor:
             raise TaskFailure(exc, Stage.CONSUMER, tname, part, offset) from exc
         self.skipped += 1
 
-    def _process(self, records: Iterable[tuple[Any, ...]]) -> None:
+    @staticmethod
+    def _chunk_deserializer(records: list[tuple[Any, ...]], decoder: ArrowAvroDecoder) -> Optional[Callable[..., Any]]:
+        """A record deserializer handing out the values of the chunk ``records`` (one topic's,
+        read as plain schemaless Avro) decoded at once, in order; None when the chunk mixes
+        topics or the decoder refuses it (the topic's deserializer then takes each record)."""
+        topics, _, _, _, _, _, values, _ = zip(*records)
+        if topics.count(topics[0]) != len(topics):
+            return None
+        decoded = decoder.decode_records(values)
+        if decoded is None:
+            return None
+        take = decoded.__next__
+
+        def deserialize(value: Any, key: Any, headers: Any, timestamp_ms: int, timestamp_type: int) -> Any:
+            return ((take(), key, timestamp_ms),)
+
+        return deserialize
+
+    def _process(self, records: Iterable[tuple[Any, ...]], chunk_deserializer: Optional[Callable[..., Any]] = None) -> None:
+        """Deserialize and run each record; ``chunk_deserializer`` stands for the topics'
+        deserializers (see :meth:`_chunk_deserializer`)."""
         plan = self.plan
         on_processed = plan.on_message_processed
         replay = self._replay
@@ -311,7 +352,7 @@ class TaskProcessor:
                 n += 1
                 if tname != current:
                     current = tname
-                    deserialize = plan.topics[tname].record_deserializer()
+                    deserialize = chunk_deserializer or plan.topics[tname].record_deserializer()
                     push = self.pushes[tname]
                 headers = _decoded_headers(raw_headers) if raw_headers else None
                 try:

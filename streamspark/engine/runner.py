@@ -70,9 +70,9 @@ class QueryRunner:
     #: ``STREAMSPARK_PLAIN_PATHS`` environment variable
     strategies: Optional[Strategies] = None
     #: when a running query gives back Spark's idle planner processes (the ``release-planners``
-    #: path): after a micro-batch ended (the first one plans the query's reader, once), once the
-    #: query has run this many seconds or one of its micro-batches took this long. A short
-    #: query (a test's) would gain little and make the session's next query start them again
+    #: path): once its reader is planned (a stage of its first micro-batch runs), when the query
+    #: has run this many seconds or a micro-batch this long. A short query (a test's) would
+    #: gain little and make the session's next query start them again
     release_planners_after: float = 20.0
     release_planners_batch: float = 1.0
 
@@ -115,13 +115,15 @@ class QueryRunner:
         self._stop = threading.Event()
         self._failure: Optional[BaseException] = None
         self._in_batch = threading.Event()
-        #: how long the longest micro-batch so far took
+        #: how long the longest micro-batch so far took, and when the one in flight started
         self._longest_batch = 0.0
+        self._batch_started: Optional[float] = None
         #: id of the last micro-batch whose foreachBatch returned successfully
         self._last_done_batch: Optional[int] = None
         self._last_activity: Optional[float] = None
         self._lock = threading.Lock()
         self._query: Any = None
+        self._spark: Any = None
         #: set by ``Application.stop(fail=True)``: do not wait for the batch in flight
         self.fail_fast = False
         #: processing-time timers in the plan (empty micro-batches then run every trigger)
@@ -141,7 +143,7 @@ class QueryRunner:
         if self._stop.is_set():
             raise _StopRequested()
         self._in_batch.set()
-        batch_started = time.monotonic()
+        batch_started = self._batch_started = time.monotonic()
         try:
             self._process_batch(batch_df, batch_id, limits)
             self._last_done_batch = batch_id
@@ -158,6 +160,7 @@ class QueryRunner:
             if not self._timers or self._batch_had_data:
                 self._last_activity = time.monotonic()
             self._longest_batch = max(self._longest_batch, time.monotonic() - batch_started)
+            self._batch_started = None
             self._in_batch.clear()
 
     def _process_batch(self, batch_df: Any, batch_id: int, limits: RunLimits) -> None:
@@ -249,7 +252,7 @@ class QueryRunner:
     def start(self, limits: RunLimits) -> Any:
         # the query starts right away and starts Spark's Python processes itself: a warm-up of a
         # session started here would only compete with it for the cores and run its tasks first
-        spark = get_spark(self.spark_master, self.spark_conf, warmup=False)
+        spark = self._spark = get_spark(self.spark_master, self.spark_conf, warmup=False)
         for sink in self.sinks_by_node.values():
             sink.on_query_start(self.checkpoint_dir)
         options = source_options(
@@ -351,7 +354,7 @@ class QueryRunner:
                     break
                 if release_planners and self._planners_idle(now - started):
                     release_planners = False
-                    release_planner_processes(get_spark(self.spark_master, self.spark_conf, warmup=False))
+                    release_planner_processes(self._spark)
                 self._watch_lag(query)
                 # one status read per loop (a JVM round trip) serves both checks below
                 status = query.status if (self.sinks_by_node or limits.timeout) else {}
@@ -385,9 +388,15 @@ class QueryRunner:
     def _planners_idle(self, running: float) -> bool:
         """Whether the query, running for ``running`` seconds, is past the use of Spark's
         planner processes and long-lived enough to give them back."""
-        if self._last_done_batch is None:
-            return False  # the first micro-batch plans the query's reader
-        return running >= self.release_planners_after or self._longest_batch >= self.release_planners_batch
+        batch_started = self._batch_started
+        in_batch = time.monotonic() - batch_started if batch_started is not None else 0.0
+        longest = max(self._longest_batch, in_batch)
+        if running < self.release_planners_after and longest < self.release_planners_batch:
+            return False
+        if self._last_done_batch is not None:
+            return True
+        # the first micro-batch plans the query's reader before its first stage runs
+        return batch_started is not None and bool(self._spark.sparkContext.statusTracker().getActiveStageIds())
 
     def _watch_lag(self, query: Any) -> None:
         """After each new progress report (a committed micro-batch), the consumer lag."""

@@ -13,7 +13,7 @@ False
 >>> Strategies(plain={"no-such-path"})
 Traceback (most recent call last):
 ...
-ValueError: Unknown fast path(s) ['no-such-path']: known are ['columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners']
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners']
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ __all__ = (
     "ONE_FLUSH_PER_PARTITION",
     "RAW_SINK_CHUNKS",
     "RELEASE_PLANNERS",
+    "AVRO_CHUNKS",
     "STRATEGIES",
     "PLAIN_PATHS_ENV",
 )
@@ -154,6 +155,20 @@ RELEASE_PLANNERS = Strategy(
     checked_by="tests/engine/test_planner_processes.py",
 )
 
+
+def _reads_plain_avro(plan: "PipelinePlan") -> bool:
+    return any(plan.topics[name].raw_avro_decoder() is not None for name in plan.roots)
+
+
+#: a topic of plain schemaless Avro values (``Topic.raw_avro_decoder``): a task decodes a chunk
+#: of its values into dicts at once (``ArrowAvroDecoder.decode_records``), not one by one
+AVRO_CHUNKS = Strategy(
+    name="avro-chunks",
+    applies=_reads_plain_avro,
+    plain="each value decoded by the topic's AvroDeserializer (fastavro)",
+    checked_by="tests/engine/test_avro_chunks.py",
+)
+
 #: in dependency order (a strategy after those it requires)
 STRATEGIES: tuple[Strategy, ...] = (
     FUSED_SOURCE,
@@ -163,6 +178,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     ONE_FLUSH_PER_PARTITION,
     RAW_SINK_CHUNKS,
     RELEASE_PLANNERS,
+    AVRO_CHUNKS,
 )
 
 

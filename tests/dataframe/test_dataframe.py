@@ -109,6 +109,42 @@ def test_contains_requires_all_keys(sdf):
     assert values(sdf.test({"a": 1})) == [{"a": 1, "has": False, "has_a": True}]
 
 
+@pytest.mark.parametrize("keys", [5, None])
+def test_contains_with_keys_that_are_not_iterable_fails_per_record(sdf, keys):
+    """The keys are iterated when a record is processed, not when the series is made.
+
+    Expected behaviour recorded from Quix Streams 3.28.1 (randomized differential audit).
+    """
+    flt = sdf[sdf.contains(keys)]  # no error here
+    with pytest.raises(TypeError, match="not iterable"):
+        flt.test({"a": 1})
+
+
+def test_contains_iterates_its_keys_anew_for_each_record(sdf):
+    """A one-shot iterable of keys is used up by the first record: later records check no key.
+
+    Expected values recorded from Quix Streams 3.28.1 (randomized differential audit).
+    """
+    flt = sdf[sdf.contains(k for k in ["a"])]
+    assert flt.test({}) == []
+    assert flt.test({}) == [({}, b"key", 0, None)]
+
+
+def test_projection_and_drop_read_the_column_list_given(sdf):
+    """``sdf[cols]`` and ``sdf.drop(cols)`` use the list itself, so a later change of it shows.
+
+    Expected values recorded from Quix Streams 3.28.1 (randomized differential audit).
+    """
+    cols = ["a"]
+    projected = sdf[cols]
+    cols.append("b")
+    assert values(projected.test({"a": 1, "b": 2, "c": 3})) == [{"a": 1, "b": 2}]
+    dropped = ["a"]
+    other = StreamingDataFrame(Topic("t")).drop(dropped)
+    dropped.append("b")
+    assert values(other.test({"a": 1, "b": 2, "c": 3})) == [{"c": 3}]
+
+
 def test_fill_missing_and_none(sdf):
     sdf.fill("x", y=2)
     assert values(sdf.test({"y": None, "x": 5})) == [{"y": 2, "x": 5}]

@@ -17,7 +17,6 @@ other's mutations. The same compiled function serves ``sdf.test()`` and Spark's 
 
 from __future__ import annotations
 
-import copy
 import pickle
 from typing import Any, Callable, Iterable, Optional
 
@@ -70,14 +69,8 @@ class JoinStoreAlreadyRegisteredError(StoreAlreadyRegisteredError, InvalidOperat
     """Two joins store the records of one dataframe under the same store name (pass ``name=``)."""
 
 
-def _copy_value(value: Any) -> Any:
-    """Copy a value for a branch (pickle round-trip is faster than deepcopy for plain data)."""
-    if value is None or isinstance(value, (int, float, str, bytes, bool)):
-        return value
-    try:
-        return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-    except Exception:
-        return copy.deepcopy(value)
+#: values no branch can change: branches share them instead of copying
+_IMMUTABLE = (int, float, str, bytes, bool, type(None))
 
 
 def _check_allowed(
@@ -425,12 +418,23 @@ def _upstream(node: StreamNode, through_group_by: bool = True) -> list[StreamNod
 
 
 def _fan_out(pushes: list[PushFn]) -> PushFn:
-    *firsts, last = pushes
+    """Feed every branch, in order: the first one gets the value itself, the others each a
+    copy of it as it was before the first branch ran (one pickle, loaded once per branch).
+
+    As in the reference, a value that cannot be pickled fails at the branching point.
+    """
+    first, *others = pushes
 
     def push(v: Any, k: Any, t: int, h: Any) -> None:
-        for p in firsts:
-            p(_copy_value(v), k, t, h)
-        last(v, k, t, h)
+        if type(v) in _IMMUTABLE:
+            first(v, k, t, h)
+            for p in others:
+                p(v, k, t, h)
+            return
+        snapshot = pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)
+        first(v, k, t, h)
+        for p in others:
+            p(pickle.loads(snapshot), k, t, h)
 
     return push
 
