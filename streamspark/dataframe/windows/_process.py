@@ -457,7 +457,11 @@ class TimeWindowProcessor(_Base):
             out.append((key, agg.results(states, collected, start, end)))
         keep_from = min(windows) if windows else None
         if agg.collect:
-            data["items"] = [i for i in items if keep_from is not None and i[0] >= keep_from]
+            # items before the last closed window's start can belong to no window any more; the
+            # later ones stay even when no window is open: an update callback may have closed
+            # their windows, and a window reopened over them collects them again (as the
+            # reference does)
+            data["items"] = [i for i in items if i[0] >= due[-1]]
         self.clock.retrack(store, key, keep_from)
         return out
 
@@ -704,8 +708,39 @@ class CountWindowProcessor(_Base):
                 window["items"].append(item)
             if window["count"] >= self.count:
                 windows.remove(window)
-                expired.append((key, agg.results(window["aggs"], window["items"], window["start"], window["end"])))
+                items = self._shared_items(data, window["items"]) if agg.collect and self._steps_apart else window["items"]
+                expired.append((key, agg.results(window["aggs"], items, window["start"], window["end"])))
         return updated, expired
+
+    @property
+    def _steps_apart(self) -> bool:
+        """Hopping windows whose step is at least their count: one window at a time, each
+        starting where the previous one closed."""
+        return self.step is not None and self.step >= self.count
+
+    def _shared_items(self, data: dict[str, Any], items: list[Any]) -> list[Any]:
+        """The collected items of a full window of hopping count windows with ``step >= count``.
+
+        The reference numbers a window's items by their position in it (0 to count - 1) in a
+        collection shared by the key's windows, reads a closing window's items by position, then
+        deletes positions from the last one it deleted up to the step. After the key's first
+        window that deletes only the last position: every later window leaves its other items
+        behind, and each window closing afterwards collects them again, position by position
+        before its own item (oldest first). Reproduced as is: a defect of the reference (items
+        of earlier windows reappear, and the key's state grows with every window).
+        """
+        kept: list[list[Any]] = data.setdefault("kept_items", [[] for _ in range(self.count - 1)])
+        collected: list[Any] = []
+        for position, own in enumerate(items):
+            if position < len(kept):
+                collected.extend(kept[position])
+            collected.append(own)
+        if data.get("first_closed"):
+            for position, own in enumerate(items[: self.count - 1]):
+                kept[position].append(own)
+        else:
+            data["first_closed"] = True
+        return collected
 
     def _close_all(self, store: WindowStore, key: Any, data: dict[str, Any]) -> KeyResults:
         """A quiet key's count windows close with what they hold."""
@@ -743,6 +778,7 @@ class SessionWindowProcessor(_Base):
 
     def _result(self, session: dict[str, Any]) -> dict[str, Any]:
         agg = self.aggregation
+        # (re-extracting is a no-op on stored items, and reads state stored whole by earlier versions)
         collected = [agg.collect_value(v) for _, _, v in sorted(session["events"])] if agg.collect else []
         return agg.results(session["aggs"], collected, session["start"], session["end"])
 
@@ -759,7 +795,6 @@ class SessionWindowProcessor(_Base):
         close_before = late_before - gap  # sessions ending at or before this are closed
         joined = [s for s in sessions if s["start"] - gap <= ts < s["end"] + gap]
         seq = data.get("seq", 0) + 1
-        event = (ts, seq, value)
         # aggregate first, store afterwards: a record whose aggregation raises changes nothing
         agg = self.aggregation
         aggs = None
@@ -767,6 +802,9 @@ class SessionWindowProcessor(_Base):
             aggs = agg.add(joined[0]["aggs"] if joined else agg.initialize(), value, ts)
             for later in joined[1:]:  # a bridging record merges the sessions (earlier first)
                 aggs = agg.merge(aggs, later["aggs"])
+        # only what the collectors keep is stored; extracting it now makes a record without
+        # a collected column fail here, on its own record (as the reference does)
+        event = (ts, seq, agg.collect_value(value) if agg.collect else None)
         if len(joined) == 1:
             session = joined[0]
             session["events"].append(event)
