@@ -327,7 +327,11 @@ class TaskProcessor:
         topics, _, _, _, _, _, values, _ = zip(*records)
         if topics.count(topics[0]) != len(topics):
             return None
-        decoded = decoder.decode_records(values)
+        try:
+            decoded = decoder.decode_records(values)
+        except Exception:  # anything the decoder did not expect: the per-record path reports it
+            logger.debug("A chunk of Avro values goes record by record", exc_info=True)
+            return None
         if decoded is None:
             return None
         take = decoded.__next__

@@ -115,6 +115,8 @@ class QueryRunner:
         self._stop = threading.Event()
         self._failure: Optional[BaseException] = None
         self._in_batch = threading.Event()
+        #: whether a micro-batch with records completed (its reader is planned)
+        self._read_records = False
         #: how long the longest micro-batch so far took, and when the one in flight started
         self._longest_batch = 0.0
         self._batch_started: Optional[float] = None
@@ -192,6 +194,8 @@ class QueryRunner:
                 raise ProcessingError(
                     f"sink failed: {type(sink).__name__} could not commit batch {batch_id}: {exc}", stage="sink"
                 ) from exc
+        if batch_inputs:
+            self._read_records = True
         with self._lock:
             self.inputs += batch_inputs
             self.outputs += batch_outputs
@@ -387,16 +391,30 @@ class QueryRunner:
 
     def _planners_idle(self, running: float) -> bool:
         """Whether the query, running for ``running`` seconds, is past the use of Spark's
-        planner processes and long-lived enough to give them back."""
+        planner processes and long-lived enough to give them back.
+
+        Its reader is planned by its first micro-batch with records (a batch without any, as
+        timers run, reads nothing); the query must be the session's only one, as another's
+        planning could be using them."""
         batch_started = self._batch_started
         in_batch = time.monotonic() - batch_started if batch_started is not None else 0.0
-        longest = max(self._longest_batch, in_batch)
-        if running < self.release_planners_after and longest < self.release_planners_batch:
+        if running < self.release_planners_after and max(self._longest_batch, in_batch) < self.release_planners_batch:
             return False
-        if self._last_done_batch is not None:
-            return True
-        # the first micro-batch plans the query's reader before its first stage runs
-        return batch_started is not None and bool(self._spark.sparkContext.statusTracker().getActiveStageIds())
+        try:
+            if len(self._spark.streams.active) > 1:
+                return False
+            if self._read_records:
+                return True
+            # a first micro-batch's stage runs once its reader is planned (without timers every
+            # micro-batch has records)
+            return (
+                batch_started is not None
+                and not self._timers
+                and bool(self._spark.sparkContext.statusTracker().getActiveStageIds())
+            )
+        except Exception as exc:  # the JVM is going away: the run ends anyway
+            logger.debug("Cannot tell whether the query's planning is done: %s", exc)
+            return False
 
     def _watch_lag(self, query: Any) -> None:
         """After each new progress report (a committed micro-batch), the consumer lag."""

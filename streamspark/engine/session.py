@@ -274,7 +274,7 @@ LOCAL_INITIAL_HEAP = "-Xms128m"
 #: would be long pauses on one thread
 _SERIAL_GC_MAX_HEAP_MIB = 2048
 _GC_FLAG = re.compile(r"-XX:[+]Use\w*GC\b")
-_INITIAL_HEAP_FLAG = re.compile(r"(^|\s)-Xms\S|-XX:InitialHeapSize=")
+_INITIAL_HEAP_FLAG = re.compile(r"(?<![\w-])-Xms\d|-XX:InitialHeapSize=")
 
 
 def _heap_mib(value: Any) -> Optional[float]:

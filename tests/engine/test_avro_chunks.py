@@ -72,35 +72,56 @@ def _records(values: list[Any], topic: str = "in", start: int = 0) -> list[tuple
     ]
 
 
-def _pipeline(app: Any, topics: tuple[str, ...] = ("in",)) -> None:
-    """W1's steps on each topic, results collected."""
+def _pipeline(app: Any, topics: tuple[str, ...] = ("in",), failing: bool = False) -> None:
+    """W1's steps on each topic, results collected; ``failing``: a step raises for every
+    seventh id."""
     for name in topics:
         sdf = app.dataframe(app.topic(name, value_deserializer=AvroDeserializer(SCHEMA)))
+        if failing:
+            sdf = sdf.apply(lambda v: {**v, "inverse": 1 / (v["id"] % 7)})
         sdf = sdf[sdf["temp"] > 0]
         sdf["temp_f"] = sdf["temp"] * 9 / 5 + 32
         sdf = sdf.apply(lambda v: {**v, "raw": v["raw"].hex(), "tag": "hot", "types": [type(x).__name__ for x in v.values()]})
         sdf.to_topic(app.topic(f"{name}-out"))
 
 
-def _run_both(app_factory, chunks: list[list[tuple[Any, ...]]], topics: tuple[str, ...] = ("in",), **app_kwargs: Any):
-    """Run ``chunks`` through the fast and the plain path; the two processors, finished."""
-    processors = []
+def _run_both(
+    app_factory: Any,
+    monkeypatch: Any,
+    chunks: list[list[tuple[Any, ...]]],
+    topics: tuple[str, ...] = ("in",),
+    failing: bool = False,
+    **app_kwargs: Any,
+) -> list[tuple[Any, Any, int]]:
+    """Run ``chunks`` through the fast and the plain path: per path, the processor, its
+    summary and how many values ``AvroDeserializer`` decoded one by one."""
+    real = AvroDeserializer.__call__
+    runs = []
     for plain in ((), ("avro-chunks",)):
+        calls = [0]
+
+        def counted(self: AvroDeserializer, value: bytes, ctx: Any, calls: list[int] = calls) -> Any:
+            calls[0] += 1
+            return real(self, value, ctx)
+
+        monkeypatch.setattr(AvroDeserializer, "__call__", counted)
         app = app_factory(**app_kwargs)
-        _pipeline(app, topics)
+        _pipeline(app, topics, failing)
         processor = task_processor(app, collect=True, plain=plain)
         assert bool(processor.avro_chunks) is not plain
         for chunk in chunks:
             processor.process(chunk)
-        processors.append((processor, processor.finish()))
-    return processors
+        runs.append((processor, processor.finish(), calls[0]))
+    monkeypatch.setattr(AvroDeserializer, "__call__", real)
+    return runs
 
 
-def test_chunks_give_the_outputs_of_the_per_record_path(app_factory):
+def test_chunks_give_the_outputs_of_the_per_record_path(app_factory, monkeypatch):
     values = _readings(500)
-    (fast, fast_summary), (plain, plain_summary) = _run_both(
-        app_factory, [_records(values[:200]), _records(values[200:], start=200)]
+    (fast, fast_summary, fast_calls), (plain, plain_summary, plain_calls) = _run_both(
+        app_factory, monkeypatch, [_records(values[:200]), _records(values[200:], start=200)]
     )
+    assert (fast_calls, plain_calls) == (0, 500)  # the fast path decoded both chunks whole
     assert fast_summary.error is None and plain_summary.error is None
     assert fast.collected == plain.collected
     assert len(fast.collected) == sum(v["temp"] > 0 for v in values) > 100
@@ -108,7 +129,7 @@ def test_chunks_give_the_outputs_of_the_per_record_path(app_factory):
 
 
 @pytest.mark.parametrize("skip", [False, True])
-def test_a_malformed_message_is_reported_as_on_the_per_record_path(app_factory, skip):
+def test_a_malformed_message_is_reported_as_on_the_per_record_path(app_factory, monkeypatch, skip):
     """The chunk holding it is decoded record by record, so the error names the message (or
     ``on_consumer_error`` skips it) exactly as without the chunk path."""
     seen: list[tuple[Any, ...]] = []
@@ -119,9 +140,13 @@ def test_a_malformed_message_is_reported_as_on_the_per_record_path(app_factory, 
 
     values: list[Any] = _readings(8)
     values[5] = _encode(values[5])[:4]  # cut short
-    runs = _run_both(app_factory, [_records(values[:4]), _records(values[4:], start=4)], on_consumer_error=on_consumer_error)
+    chunks = [_records(values[:4]), _records(values[4:], start=4)]
+    runs = _run_both(app_factory, monkeypatch, chunks, on_consumer_error=on_consumer_error)
     assert seen == [("SerializationError", 5)] * 2
-    (fast, fast_summary), (plain, plain_summary) = runs
+    (fast, fast_summary, fast_calls), (plain, plain_summary, plain_calls) = runs
+    # the good chunk decoded whole, the other one record by record (up to the bad message
+    # when it stops the task)
+    assert (fast_calls, plain_calls) == ((4, 8) if skip else (2, 6))
     assert fast.collected == plain.collected
     if skip:
         assert fast_summary.error is None and fast_summary.skipped == plain_summary.skipped == 1
@@ -130,23 +155,38 @@ def test_a_malformed_message_is_reported_as_on_the_per_record_path(app_factory, 
         assert (plain_summary.error.stage, plain_summary.error.offset) == ("consumer", 5)
 
 
-def test_tombstones_and_trailing_bytes_are_read_as_fastavro_reads_them(app_factory):
+def test_tombstones_and_trailing_bytes_are_read_as_fastavro_reads_them(app_factory, monkeypatch):
     """A chunk with a None value or bytes after a record is refused whole and read one by one."""
     values: list[Any] = _readings(6)
     values[1] = None
     values[3] = _encode(values[3]) + b"\x00"
     skip = lambda exc, row, logger: row.value is None  # noqa: E731 (W1's steps need a dict)
-    (fast, fast_summary), (plain, plain_summary) = _run_both(app_factory, [_records(values)], on_processing_error=skip)
+    (fast, fast_summary, fast_calls), (plain, plain_summary, _) = _run_both(
+        app_factory, monkeypatch, [_records(values)], on_processing_error=skip
+    )
+    assert fast_calls == 5  # refused whole, read one by one (the tombstone is not decoded)
     assert fast_summary.error is None and plain_summary.error is None
     assert fast.collected == plain.collected
     assert fast_summary.skipped == plain_summary.skipped == 1
 
 
-def test_a_chunk_of_two_topics_keeps_their_order(app_factory):
+def test_a_chunk_of_two_topics_keeps_their_order(app_factory, monkeypatch):
     a, b = _records(_readings(10, seed=2), topic="a"), _records(_readings(10, seed=3), topic="b")
     mixed = [record for pair in zip(a, b) for record in pair]
-    (fast, _), (plain, _) = _run_both(app_factory, [mixed, a, b], topics=("a", "b"))
+    (fast, _, fast_calls), (plain, _, _) = _run_both(app_factory, monkeypatch, [mixed, a, b], topics=("a", "b"))
     assert fast.collected == plain.collected
+    assert fast_calls == 20  # the mixed chunk one by one, the others whole
+
+
+def test_a_step_failing_in_a_decoded_chunk_is_skipped_as_on_the_per_record_path(app_factory, monkeypatch):
+    """Every value of the chunk is taken once, in order, also past the records that fail."""
+    values = _readings(60, seed=5)
+    (fast, fast_summary, fast_calls), (plain, plain_summary, _) = _run_both(
+        app_factory, monkeypatch, [_records(values)], failing=True, on_processing_error=lambda exc, row, logger: True
+    )
+    assert fast_calls == 0
+    assert fast_summary.skipped == plain_summary.skipped == 9  # ids 0, 7, ..., 56
+    assert fast.collected == plain.collected and len(fast.collected) > 20
 
 
 def test_values_decode_to_fastavros_bit_for_bit(app_factory):

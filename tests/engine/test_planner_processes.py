@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
+from typing import Any
 
 from streamspark.engine import runner as runner_module
 from streamspark.engine.planner_processes import PLANNER_MODULES, release_planner_processes, skip_data_source_lookup
@@ -62,12 +64,24 @@ def test_a_running_query_releases_the_planners_and_the_next_query_runs(make_app,
     assert results[True] == [(expected, expected), (expected, expected)]
 
 
-def test_releasing_twice_finds_nothing_more_to_stop(spark):
-    release_planner_processes(spark)
-    assert planner_processes() == []
-    # the factories stay registered, stopped: stopping them again is harmless
-    assert release_planner_processes(spark) >= 0
-    assert planner_processes() == []
+def _gone(deadline: float = 15.0) -> bool:
+    """Whether the planner processes end within ``deadline`` seconds (Spark does not wait for
+    the daemons it stops)."""
+    end = time.monotonic() + deadline
+    while planner_processes():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_releasing_stops_the_planner_factories_and_their_processes(make_app, kafka, spark, monkeypatch):
+    src = kafka.new_topic()
+    kafka.produce(src, [{"value": json.dumps({"i": i}).encode()} for i in range(5)])
+    _run(make_app, src, kafka.new_topic(), 5, False, monkeypatch)  # the plain path keeps them
+    assert planner_processes()
+    assert release_planner_processes(spark) == 2  # creating the data source, planning its reader
+    assert _gone()
 
 
 def test_a_session_it_cannot_reach_leaves_everything_as_it_is():
@@ -79,15 +93,34 @@ def test_a_session_it_cannot_reach_leaves_everything_as_it_is():
     assert release_planner_processes(NoJvm()) == 0
 
 
-def test_the_session_did_not_start_a_process_to_look_for_data_source_packages(spark):
-    """The shared session's queries registered and read Python data sources without it."""
-    lookup = frozenset({"pyspark.sql.worker.lookup_data_sources"})
-    assert planner_processes(lookup) == []
-    found = spark._jvm.java.lang.Class.forName("org.apache.spark.sql.execution.datasources.DataSourceManager$")
-    field = found.getDeclaredField("dataSourceBuilders")
+def _lookup_field(spark: Any) -> Any:
+    """Spark's record of its lookup of Python data source packages (a Scala ``Option``)."""
+    jvm = spark._jvm
+    field = jvm.java.lang.Class.forName("org.apache.spark.sql.execution.datasources.DataSourceManager$").getDeclaredField(
+        "dataSourceBuilders"
+    )
     field.setAccessible(True)
-    assert field.get(None).get().isEmpty()  # Spark's answer is there: no package found
-    assert skip_data_source_lookup(spark) is False  # and it is given once only
+    return field
+
+
+def test_no_process_looks_for_data_source_packages_when_none_is_installed(spark):
+    field = _lookup_field(spark)
+    assert field.get(None).get().isEmpty()  # the shared session got the empty answer
+    nothing = spark._jvm.java.lang.Class.forName("scala.None$").getDeclaredField("MODULE$").get(None)
+    field.set(None, nothing)  # as a session that has not looked yet
+    assert skip_data_source_lookup(spark) is True
+    assert field.get(None).get().isEmpty()
+    assert skip_data_source_lookup(spark) is False  # given once only
+
+    from pyspark.sql.datasource import DataSource
+
+    class Probe(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "lookup_probe"
+
+    spark.dataSource.register(Probe)  # Spark would look here
+    assert planner_processes(frozenset({"pyspark.sql.worker.lookup_data_sources"})) == []
 
 
 def test_an_installed_data_source_package_is_left_to_sparks_lookup(tmp_path, monkeypatch):

@@ -60,10 +60,13 @@ def test_the_serial_collector_comes_with_a_small_initial_heap():
     assert LOCAL_INITIAL_HEAP not in _with_local_defaults({"spark.driver.memory": "4g"}).get(JAVA, "")
 
 
-@pytest.mark.parametrize("where", ["extraJavaOptions", "JAVA_TOOL_OPTIONS", "defaultJavaOptions"])
-def test_an_initial_heap_chosen_by_the_user_is_theirs(where, monkeypatch):
+@pytest.mark.parametrize("where", ["extraJavaOptions", "JAVA_TOOL_OPTIONS", "defaultJavaOptions", "spark-defaults.conf"])
+def test_an_initial_heap_chosen_by_the_user_is_theirs(where, monkeypatch, tmp_path):
     conf: dict[str, str] = {}
-    if where == "extraJavaOptions":
+    if where == "spark-defaults.conf":  # Java properties: "=" separates too
+        (tmp_path / "spark-defaults.conf").write_text('spark.driver.defaultJavaOptions="-Xms1g"\n')
+        monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    elif where == "extraJavaOptions":
         conf[JAVA] = "-Dx=1 -Xms512m"
     elif where == "defaultJavaOptions":
         conf["spark.driver.defaultJavaOptions"] = "-XX:InitialHeapSize=536870912"
@@ -71,6 +74,10 @@ def test_an_initial_heap_chosen_by_the_user_is_theirs(where, monkeypatch):
         monkeypatch.setenv(where, "-Xms512m")
     options = _with_local_defaults(conf)[JAVA].split()
     assert LOCAL_GC in options and LOCAL_INITIAL_HEAP not in options
+
+
+def test_other_options_are_not_an_initial_heap():
+    assert LOCAL_INITIAL_HEAP in _with_local_defaults({JAVA: "-Xss4m -XX:MaxHeapSize=1g"})[JAVA].split()
 
 
 def test_the_shared_local_session_runs_the_serial_collector(spark):
