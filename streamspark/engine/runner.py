@@ -70,11 +70,11 @@ class QueryRunner:
     #: ``STREAMSPARK_PLAIN_PATHS`` environment variable
     strategies: Optional[Strategies] = None
     #: when a running query gives back Spark's idle planner processes (the ``release-planners``
-    #: path): once its reader is planned (a stage of its first micro-batch runs), when the query
-    #: has run this many seconds or a micro-batch this long. A short query (a test's) would
-    #: gain little and make the session's next query start them again
+    #: path): once its reader is planned, when the query has run this many seconds or a
+    #: micro-batch this long. The session's next query starts them again, ~0.7 s: a short
+    #: query (a test's) would gain little for it
     release_planners_after: float = 20.0
-    release_planners_batch: float = 1.0
+    release_planners_batch: float = 3.0
 
     def __init__(
         self,
