@@ -228,13 +228,12 @@ class TaskProcessor:
                 target = self.raw_sinks.get(records[0][0])  # type: ignore[index]
                 if target is not None and self._sink_raw(records, target):  # type: ignore[arg-type]
                     return
+            chunk_deserializer = None
             if self.avro_chunks and records.__class__ is list and records:
                 decoder = self.avro_chunks.get(records[0][0])  # type: ignore[index]
                 if decoder is not None:
-                    self._process(records, self._chunk_deserializer(records, decoder))  # type: ignore[arg-type]
-                    self._flush_batched()
-                    return
-            self._process(records)
+                    chunk_deserializer = self._chunk_deserializer(records, decoder)  # type: ignore[arg-type]
+            self._process(records, chunk_deserializer)
             self._flush_batched()
         except TaskFailure as fatal:
             self.abandon(fatal)
