@@ -9,7 +9,9 @@ and once with ``from quixstreams import Application`` (the only line that differ
 production defaults of both libraries: ``Application(broker_address=..., consumer_group=...,
 auto_offset_reset="earliest")`` and ``app.run()``. The bench starts it as a subprocess and the
 clock starts at the launch, so the interpreter's, the library's and (for streamspark) Spark's
-start-up are all counted. A consumer of the output topic notes when each output arrives.
+start-up are all counted. A ``WatermarkClock`` notes when each output arrives by polling the
+output topic's high watermarks every 10 ms (a consumer would spin against the embedded broker,
+which ignores ``fetch.wait.max.ms``, and take a core from the system under test).
 
 Reported per (workload, system):
 
@@ -17,6 +19,7 @@ Reported per (workload, system):
 - ``last_output_s``: launch to the last output (the run is over once no output has arrived for
   ``--idle`` seconds; the program is then stopped with SIGTERM);
 - ``steady_out_per_s``: outputs per second between the arrival of 10% and 90% of them;
+- ``outputs_per_250ms``: how many outputs arrived in each quarter second from the launch;
 - ``outputs``, ``peak_mb`` (resident memory of the program and its children: for streamspark
   the driver, Spark's JVM and its Python workers) and ``peak_pss_mb`` (the same as proportional
   set sizes: pages that forked processes share count once; see ``_measure.PeakRSS``).
@@ -62,16 +65,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from confluent_kafka import Consumer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _measure import LatencyProbe, PeakRSS, wait_broker_quiet  # noqa: E402
+from _measure import LatencyProbe, PeakRSS, WatermarkClock, read_topic, wait_broker_quiet  # noqa: E402
 from run import count_and_delete, install_quix, load, make_topic  # noqa: E402
 
 #: the Avro schema of the W1-avro input: the fields of ``bench/run.py``'s JSON values
@@ -253,43 +254,6 @@ def write_csv(path: Path, n: int, ts0: int) -> None:
             )
 
 
-class OutputClock:
-    """Reads a topic from the beginning and notes the arrival time of every message (and, with
-    ``keep_values``, its value)."""
-
-    def __init__(self, address: str, topic: str, started: float, keep_values: bool = False) -> None:
-        self.started = started
-        self.arrivals: list[float] = []
-        self.values: Optional[list[bytes]] = [] if keep_values else None
-        self._stop = threading.Event()
-        self._consumer = Consumer(
-            {
-                "bootstrap.servers": address,
-                "group.id": f"clock-{uuid.uuid4().hex[:6]}",
-                "auto.offset.reset": "earliest",
-                "fetch.wait.max.ms": 10,
-                "receive.message.max.bytes": 1_000_000_000,
-            }
-        )
-        self._consumer.subscribe([topic])
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            msgs = self._consumer.consume(10_000, timeout=0.05)
-            now = time.monotonic() - self.started
-            good = [m for m in msgs if not m.error()]
-            self.arrivals.extend(now for _ in good)
-            if self.values is not None:
-                self.values.extend(m.value() for m in good)
-        self._consumer.close()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 def launch(
     python: str, library: str, workload: str, address: str, src: str, out: str, right: str = ""
 ) -> tuple[Path, dict[str, str], Any, subprocess.Popen, float]:
@@ -383,19 +347,19 @@ def run_program(
     """
     out = make_topic(address)
     work, env, log, proc, started = launch(python, library, workload, address, src, out, right)
-    clock = OutputClock(address, out, started, keep_values=values is not None)
+    clock = WatermarkClock(address, out, started)
     with PeakRSS(proc.pid) as mem:
         while proc.poll() is None and time.monotonic() - started < limit:
             time.sleep(0.5)
-            arrivals = clock.arrivals
-            if arrivals and time.monotonic() - started - arrivals[-1] > idle:
+            last = clock.last_arrival
+            if last is not None and time.monotonic() - started - last > idle:
                 break
         stop_program(proc, workload, library, work)
     clock.stop()
     log.close()
-    arrivals = clock.arrivals
-    if values is not None and clock.values is not None:
-        values.extend(clock.values)
+    arrivals = clock.arrivals()
+    if values is not None:
+        values.extend(value for _, _, value in read_topic(address, out))
     count_and_delete(address, out)
     row: dict[str, Any] = {
         "workload": workload,
@@ -413,9 +377,22 @@ def run_program(
     lo, hi = arrivals[len(arrivals) // 10], arrivals[min(len(arrivals) - 1, len(arrivals) * 9 // 10)]
     steady = (len(arrivals) * 8 // 10) / (hi - lo) if hi > lo else float("inf")
     row.update(first_output_s=round(arrivals[0], 2), last_output_s=round(arrivals[-1], 2), steady_out_per_s=round(steady))
+    row["outputs_per_250ms"] = timeline(arrivals, 0.25)
     if row.get("rows_in") and steady != float("inf"):
         row["steady_rows_in_per_s"] = round(steady * row["rows_in"] / len(arrivals))
     return row
+
+
+def timeline(arrivals: list[float], step: float) -> list[int]:
+    """How many of the (ascending) ``arrivals`` fell in each ``step`` seconds from launch.
+
+    >>> timeline([0.1, 0.2, 0.6], 0.25)
+    [2, 0, 1]
+    """
+    counts = [0] * (int(arrivals[-1] / step) + 1) if arrivals else []
+    for t in arrivals:
+        counts[int(t / step)] += 1
+    return counts
 
 
 def check_join(outputs: dict[str, list[bytes]], readings: int, examples: int = 5) -> dict[str, Any]:
