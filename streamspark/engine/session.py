@@ -39,6 +39,9 @@ DEFAULT_SPARK_CONF: dict[str, str] = {
     "spark.sql.streaming.pollingDelay": "50ms",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.streaming.stateStore.providerClass": ("org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"),
+    # a state commit uploads the keys it changed, not a snapshot of the store (Spark snapshots
+    # in the background); checkpoints written either way carry on with the other
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
     "spark.python.worker.reuse": "true",
     "spark.driver.memory": "1g",
 }
