@@ -76,6 +76,7 @@ from typing import Any, Callable, Optional
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _measure import LatencyProbe, PeakRSS, WatermarkClock, read_topic, wait_broker_quiet  # noqa: E402
+from confluent_kafka.admin import AdminClient  # noqa: E402
 from run import count_and_delete, install_quix, load, make_topic  # noqa: E402
 
 #: the Avro schema of the W1-avro input: the fields of ``bench/run.py``'s JSON values
@@ -298,6 +299,18 @@ def stop_program(proc: subprocess.Popen, workload: str, library: str, work: Path
         )
 
 
+def delete_topics_of(address: str, group: str) -> list[str]:
+    """Delete the topics a program of consumer group ``group`` created for itself (Quix
+    Streams' changelog and repartition topics, a source's topic), whose names contain the
+    group. The embedded broker rewrites its whole store after every change, so topics left
+    behind would slow down the runs after this one."""
+    admin = AdminClient({"bootstrap.servers": address})
+    names = [name for name in admin.list_topics(timeout=10).topics if group in name]
+    for fut in admin.delete_topics(names).values() if names else ():
+        fut.result(30)
+    return names
+
+
 #: the workloads measured for latency at a fixed rate, not for throughput over a backlog
 LATENCY_WORKLOADS = ("W5", "W5-stateful")
 
@@ -312,7 +325,7 @@ def run_latency(python: str, library: str, workload: str, address: str) -> dict[
     messages sent after :data:`LATENCY_WARMUP` seconds."""
     src, out = make_topic(address), make_topic(address)
     probe = LatencyProbe(address, src, out, LATENCY_RATE, LATENCY_SECONDS, LATENCY_WARMUP)
-    work, _, log, proc, _ = launch(python, library, workload, address, src, out)
+    work, env, log, proc, _ = launch(python, library, workload, address, src, out)
     probe.start()
     with PeakRSS(proc.pid) as mem:
         probe.done_producing.wait()
@@ -321,6 +334,7 @@ def run_latency(python: str, library: str, workload: str, address: str) -> dict[
     log.close()
     outputs = count_and_delete(address, out)
     count_and_delete(address, src)
+    print(f"{workload} {library}: deleted its topics {delete_topics_of(address, env['BENCH_GROUP'])}", file=sys.stderr)
     return {
         "workload": workload,
         "system": library,
@@ -374,6 +388,7 @@ def run_program(
     }
     if workload == "W1-csv":  # the source's topic (its default: source__<name>) goes too
         row["rows_in"] = count_and_delete(address, f"source__{env['BENCH_GROUP']}")
+    print(f"{workload} {library}: deleted its topics {delete_topics_of(address, env['BENCH_GROUP'])}", file=sys.stderr)
     if not arrivals:
         print(f"{workload} {library}: no output; the program's log is {work / 'app.log'}", file=sys.stderr)
         return row
