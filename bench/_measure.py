@@ -168,9 +168,10 @@ class PeakRSS:
 
 
 def read_topic(address: str, topic: str, timeout: float = 120.0) -> list[tuple[int, int, Optional[bytes]]]:
-    """Every message of ``topic`` up to its current high watermarks, as (partition, offset,
-    value), read once the writers are done."""
-    from confluent_kafka import Consumer, TopicPartition
+    """Every message of ``topic`` up to the high watermarks it has when called, as (partition,
+    offset, value); a partition is done once the consumer's position reaches its watermark
+    (transaction markers take offsets but are not messages)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     c = Consumer(
         {
@@ -184,17 +185,22 @@ def read_topic(address: str, topic: str, timeout: float = 120.0) -> list[tuple[i
         parts = c.list_topics(topic, timeout=10).topics[topic].partitions
         ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)[1] for p in parts}
         todo = {p for p, end in ends.items() if end > 0}
-        c.assign([TopicPartition(topic, p, 0) for p in todo])
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in todo])
         out: list[tuple[int, int, Optional[bytes]]] = []
         deadline = time.monotonic() + timeout
         while todo and time.monotonic() < deadline:
-            for m in c.consume(10_000, timeout=0.5):
+            msgs = c.consume(10_000, timeout=0.5)
+            for m in msgs:
                 if m.error():
                     continue
                 p, o = m.partition(), m.offset()
-                out.append((p, o, m.value()))
+                if o < ends[p]:
+                    out.append((p, o, m.value()))
                 if o + 1 >= ends[p]:
                     todo.discard(p)
+            if not msgs and todo:
+                positions = c.position([TopicPartition(topic, p) for p in todo])
+                todo -= {tp.partition for tp in positions if tp.offset >= ends[tp.partition]}
         if todo:
             raise TimeoutError(f"{topic}: partitions {sorted(todo)} not read to their end in {timeout} s")
         return out
@@ -231,6 +237,9 @@ class WatermarkClock:
         self._marks: dict[int, list[int]] = {p: [0] for p in parts}
         self._times: dict[int, list[float]] = {p: [0.0] for p in parts}
         self.last_arrival: Optional[float] = None
+        #: polls the broker did not answer (each retried at the next poll), and the last error
+        self.failed_polls = 0
+        self.last_error: Optional[Exception] = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -239,7 +248,12 @@ class WatermarkClock:
         try:
             while not self._stop.is_set():
                 for tp in self._tps:
-                    high = self._consumer.get_watermark_offsets(tp, timeout=10, cached=False)[1]
+                    try:
+                        high = self._consumer.get_watermark_offsets(tp, timeout=10, cached=False)[1]
+                    except Exception as exc:  # a busy broker: try again at the next poll
+                        self.failed_polls += 1
+                        self.last_error = exc
+                        continue
                     if high > self._marks[tp.partition][-1]:
                         now = time.monotonic() - self.started
                         self._times[tp.partition].append(now)
@@ -288,7 +302,6 @@ class LatencyProbe:
         self.latencies: list[float] = []
         self.sent = 0
         self.done_producing = threading.Event()
-        self._stop = threading.Event()
 
     def start(self) -> None:
         self._t0 = time.time()
@@ -329,10 +342,13 @@ class LatencyProbe:
 
     def stop(self, settle: float = 1.0) -> dict[str, float]:
         """Wait ``settle`` seconds for the last outputs, stop the clock, read the output topic
-        and return the p50/p99 latency (ms) and how many messages were measured."""
+        and return the p50/p99 latency (ms), how many messages were measured, how many measured
+        messages arrived only after the clock stopped (``late``, left out) and how many polls of
+        the clock failed."""
         time.sleep(settle)
         self._clock.stop()
         measured_from = (self._t0 + self.warmup) * 1000
+        self.latencies, late = [], 0
         for partition, offset, value in read_topic(self.address, self.out):
             sent = json.loads(value or b"{}").get("sent_ms")
             if sent is None or sent < measured_from:
@@ -340,9 +356,11 @@ class LatencyProbe:
             try:
                 received = self._clock.arrival(partition, offset) * 1000
             except ValueError:  # came after the clock stopped
+                late += 1
                 continue
             self.latencies.append(received - sent)
         lat = sorted(self.latencies)
+        stats: dict[str, float] = {"measured": len(lat), "late": late, "failed_polls": self._clock.failed_polls}
         if not lat:
-            return {"p50_ms": float("nan"), "p99_ms": float("nan"), "measured": 0}
-        return {"p50_ms": lat[len(lat) // 2], "p99_ms": lat[min(len(lat) - 1, int(len(lat) * 0.99))], "measured": len(lat)}
+            return {"p50_ms": float("nan"), "p99_ms": float("nan"), **stats}
+        return {"p50_ms": lat[len(lat) // 2], "p99_ms": lat[min(len(lat) - 1, int(len(lat) * 0.99))], **stats}

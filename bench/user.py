@@ -306,9 +306,14 @@ def delete_topics_of(address: str, group: str) -> list[str]:
     behind would slow down the runs after this one."""
     admin = AdminClient({"bootstrap.servers": address})
     names = [name for name in admin.list_topics(timeout=10).topics if group in name]
-    for fut in admin.delete_topics(names).values() if names else ():
-        fut.result(30)
-    return names
+    deleted = []
+    for name, fut in admin.delete_topics(names).items() if names else ():
+        try:
+            fut.result(30)
+            deleted.append(name)
+        except Exception as exc:  # already gone, or the broker refused: the run goes on
+            print(f"could not delete topic {name}: {exc}", file=sys.stderr)
+    return deleted
 
 
 #: the workloads measured for latency at a fixed rate, not for throughput over a backlog
@@ -375,6 +380,8 @@ def run_program(
     clock.stop()
     log.close()
     arrivals = clock.arrivals()
+    if clock.failed_polls:
+        print(f"{workload} {library}: {clock.failed_polls} polls of the clock failed ({clock.last_error})", file=sys.stderr)
     if values is not None:
         values.extend(value for _, _, value in read_topic(address, out))
     count_and_delete(address, out)

@@ -30,7 +30,7 @@ def _produce(kafka, topic, start, n):
 
 def _run(make_app, src, state_dir, expected):
     app = make_app(state_dir=state_dir, consumer_group="changelog", state_buckets=4)
-    sdf = app.dataframe(app.topic(src, key_deserializer="str")).apply(count, stateful=True)
+    app.dataframe(app.topic(src, key_deserializer="str")).apply(count, stateful=True)
     return app.run(count=expected, timeout=60, metadata=True)
 
 
