@@ -299,11 +299,11 @@ def stop_program(proc: subprocess.Popen, workload: str, library: str, work: Path
         )
 
 
-def delete_topics_of(address: str, group: str) -> list[str]:
+def delete_topics_of(address: str, group: str, run: str) -> list[str]:
     """Delete the topics a program of consumer group ``group`` created for itself (Quix
     Streams' changelog and repartition topics, a source's topic), whose names contain the
-    group. The embedded broker rewrites its whole store after every change, so topics left
-    behind would slow down the runs after this one."""
+    group, and say which under the name of the ``run``. The embedded broker rewrites its whole
+    store after every change, so topics left behind would slow down the runs after this one."""
     admin = AdminClient({"bootstrap.servers": address})
     names = [name for name in admin.list_topics(timeout=10).topics if group in name]
     deleted = []
@@ -313,6 +313,7 @@ def delete_topics_of(address: str, group: str) -> list[str]:
             deleted.append(name)
         except Exception as exc:  # already gone, or the broker refused: the run goes on
             print(f"could not delete topic {name}: {exc}", file=sys.stderr)
+    print(f"{run}: deleted its topics {deleted}", file=sys.stderr)
     return deleted
 
 
@@ -339,7 +340,7 @@ def run_latency(python: str, library: str, workload: str, address: str) -> dict[
     log.close()
     outputs = count_and_delete(address, out)
     count_and_delete(address, src)
-    print(f"{workload} {library}: deleted its topics {delete_topics_of(address, env['BENCH_GROUP'])}", file=sys.stderr)
+    delete_topics_of(address, env["BENCH_GROUP"], f"{workload} {library}")
     return {
         "workload": workload,
         "system": library,
@@ -395,7 +396,7 @@ def run_program(
     }
     if workload == "W1-csv":  # the source's topic (its default: source__<name>) goes too
         row["rows_in"] = count_and_delete(address, f"source__{env['BENCH_GROUP']}")
-    print(f"{workload} {library}: deleted its topics {delete_topics_of(address, env['BENCH_GROUP'])}", file=sys.stderr)
+    delete_topics_of(address, env["BENCH_GROUP"], f"{workload} {library}")
     if not arrivals:
         print(f"{workload} {library}: no output; the program's log is {work / 'app.log'}", file=sys.stderr)
         return row
