@@ -114,7 +114,7 @@ class ApplicationConfig(BaseSettings):
     state_dir_shared: bool = False
     spark_master: str = "local[*]"
     spark_conf: dict[str, Any] = {}
-    max_records_per_partition: int = 100_000
+    max_records_per_partition: Optional[int] = None
     state_buckets: int = 64
 
     @classmethod
@@ -204,6 +204,10 @@ class Application:
     :param spark_conf: extra Spark settings; they win over spark-submit's ``--conf``, which wins
         over streamspark's defaults (``{"spark.ui.enabled": "true"}`` turns the Spark UI on).
     :param max_records_per_partition: the most records one micro-batch takes from a partition.
+        Default (None): 250,000 for a stateless pipeline whose outputs are all Kafka topics (at
+        least once, in a run without ``timeout`` or ``count``): its tasks stream the records
+        through, so a larger micro-batch costs no memory, and a backlog is read in fewer of
+        them; 100,000 otherwise (docs/guarantees.md).
     :param state_buckets: stateful pipelines keep the state of all message keys in this many
         buckets (one Spark state entry each, processed as a unit per micro-batch); fixed for
         the life of a checkpoint.
@@ -241,7 +245,7 @@ class Application:
         max_partition_buffer_size: int = 10000,
         spark_master: Optional[str] = None,
         spark_conf: Optional[dict[str, Any]] = None,
-        max_records_per_partition: int = 100_000,
+        max_records_per_partition: Optional[int] = None,
         state_buckets: int = 64,
     ) -> None:
         configure_logging(loglevel)
@@ -297,7 +301,8 @@ class Application:
         if config.commit_interval < 0:
             raise ValueError("commit_interval must be >= 0")
         if config.commit_every > 0:
-            config = config.copy(max_records_per_partition=min(config.max_records_per_partition, config.commit_every))
+            cap = config.max_records_per_partition
+            config = config.copy(max_records_per_partition=min(cap, config.commit_every) if cap else config.commit_every)
         self._config = config
         self._loglevel = loglevel if isinstance(loglevel, str) or loglevel is None else logging.getLevelName(loglevel)
         self._on_consumer_error = on_consumer_error or default_on_consumer_error

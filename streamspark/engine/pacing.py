@@ -24,6 +24,15 @@ micro-batch every trigger to fire their timers, with or without new records.
 A run with ``timeout`` or ``count`` (tests, ``sdf``-style checks) starts a micro-batch at
 least every 0.5 s so that it notices the end of its input promptly.
 
+How many records a micro-batch takes from a partition, unless ``max_records_per_partition``
+says: :data:`STREAMED_BATCH_RECORDS` when the pipeline runs on the fused stateless path with
+all its outputs Kafka topics, at least once, in a run without ``timeout`` or ``count``. Its
+tasks stream the records from the broker through the steps to the producer, so the size of a
+micro-batch costs no memory, and each micro-batch costs fixed work (planning, the checkpoint's
+offset and commit logs, scheduling its tasks): a backlog is read in fewer micro-batches. Any
+other pipeline holds a micro-batch's records somewhere (the shuffle and the state buckets, a
+sink's buffer, a transaction) and takes :data:`BATCH_RECORDS`.
+
 >>> from types import SimpleNamespace
 >>> topics_only = SimpleNamespace(eos=None, idle_ms=None, sink_nodes=lambda: [])
 >>> trigger_interval(topics_only, commit_interval=5.0, limited=False), min_batch_interval(topics_only, 5.0, False)
@@ -36,13 +45,26 @@ least every 0.5 s so that it notices the end of its input promptly.
 >>> timers = SimpleNamespace(eos=None, idle_ms=1000, sink_nodes=lambda: [])
 >>> trigger_interval(timers, commit_interval=5.0, limited=False), min_batch_interval(timers, 5.0, False)
 (5.0, 0.0)
+>>> records_per_partition(topics_only, fused=True, limited=False)
+250000
+>>> records_per_partition(with_sink, fused=True, limited=False), records_per_partition(topics_only, fused=False, limited=False)
+(100000, 100000)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ("POLL_INTERVAL", "LIMITED_RUN_INTERVAL", "flows_as_it_arrives", "min_batch_interval", "trigger_interval")
+__all__ = (
+    "BATCH_RECORDS",
+    "LIMITED_RUN_INTERVAL",
+    "POLL_INTERVAL",
+    "STREAMED_BATCH_RECORDS",
+    "flows_as_it_arrives",
+    "min_batch_interval",
+    "records_per_partition",
+    "trigger_interval",
+)
 
 #: seconds between two checks for new records while a query is idle (a check lists the
 #: topics' end offsets on the broker)
@@ -50,6 +72,12 @@ POLL_INTERVAL = 0.1
 
 #: the longest interval between micro-batches of a run with ``timeout`` or ``count``
 LIMITED_RUN_INTERVAL = 0.5
+
+#: the records a micro-batch takes from a partition by default
+BATCH_RECORDS = 100_000
+
+#: the same for a pipeline whose tasks stream their records (see the module)
+STREAMED_BATCH_RECORDS = 250_000
 
 
 def flows_as_it_arrives(plan: Any) -> bool:
@@ -80,3 +108,15 @@ def min_batch_interval(plan: Any, commit_interval: float, limited: bool) -> floa
     if flows_as_it_arrives(plan) or plan.idle_ms is not None:
         return 0.0
     return _interval(commit_interval, limited)
+
+
+def records_per_partition(plan: Any, fused: bool, limited: bool) -> int:
+    """The most records a micro-batch of ``plan`` takes from a partition when the application
+    does not set ``max_records_per_partition`` (see the module).
+
+    :param fused: the pipeline runs stateless inside the source (the ``fused-source`` path).
+    :param limited: the run has a ``timeout`` or ``count``.
+    """
+    if fused and not limited and flows_as_it_arrives(plan):
+        return STREAMED_BATCH_RECORDS
+    return BATCH_RECORDS

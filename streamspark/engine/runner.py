@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 from ..exceptions import ProcessingError
 from ._kafka_source import fused_group_by_options, packed_options, query_source, source_options
 from ._plan import PipelinePlan
+from .pacing import records_per_partition
 from .planner_processes import release_planner_processes
 from .strategies import FUSED_GROUP_BY, FUSED_SOURCE, ONE_FLUSH_PER_PARTITION, PACKED_BUCKETS, RELEASE_PLANNERS, Strategies
 from .task_entry import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
@@ -85,7 +86,7 @@ class QueryRunner:
         spark_master: str,
         spark_conf: dict[str, Any],
         trigger_interval: float,
-        max_records_per_partition: int,
+        max_records_per_partition: Optional[int],
         request_timeout: float,
         sinks_by_node: dict[int, Any],
         progress: Optional[Callable[[dict[str, Any]], None]] = None,
@@ -102,6 +103,7 @@ class QueryRunner:
         #: the least seconds between two micro-batches without a backlog, which the source
         #: enforces (``pacing.min_batch_interval``)
         self.min_batch_interval = min_batch_interval
+        #: None: the default of ``pacing.records_per_partition``
         self.max_records_per_partition = max_records_per_partition
         self.request_timeout = request_timeout
         self.sinks_by_node = sinks_by_node
@@ -259,15 +261,6 @@ class QueryRunner:
         spark = self._spark = get_spark(self.spark_master, self.spark_conf, warmup=False)
         for sink in self.sinks_by_node.values():
             sink.on_query_start(self.checkpoint_dir)
-        options = source_options(
-            topics=sorted(self.plan.roots),
-            auto_offset_reset=self.auto_offset_reset,
-            max_records_per_partition=self.max_records_per_partition,
-            request_timeout=self.request_timeout,
-            parallelism=parallelism(spark),
-            min_batch_interval=self.min_batch_interval,
-            aligned_topics=_aligned_topics(self.plan),
-        )
         plan = self.plan
         plan.validate()
         strategies = self.strategies if self.strategies is not None else Strategies.from_environment()
@@ -275,6 +268,17 @@ class QueryRunner:
         packed = PACKED_BUCKETS.name in plan.strategies
         fused = FUSED_SOURCE.name in plan.strategies
         fused_group_by = FUSED_GROUP_BY.name in plan.strategies
+        cap = self.max_records_per_partition or records_per_partition(plan, fused, bool(limits.timeout or limits.count))
+        logger.debug("A micro-batch takes at most %d records of a partition", cap)
+        options = source_options(
+            topics=sorted(plan.roots),
+            auto_offset_reset=self.auto_offset_reset,
+            max_records_per_partition=cap,
+            request_timeout=self.request_timeout,
+            parallelism=parallelism(spark),
+            min_batch_interval=self.min_batch_interval,
+            aligned_topics=_aligned_topics(plan),
+        )
         # the Kafka settings and a fused plan (credentials) travel with the source's class, not
         # as options, which the query plan shows (see query_source)
         source = query_source(self.kafka_config, plan if fused or fused_group_by else None)

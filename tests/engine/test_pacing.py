@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from datetime import timedelta
 
 import pytest
 
 from streamspark.dataframe.windows import Count
 from streamspark.engine.pacing import (
+    BATCH_RECORDS,
     LIMITED_RUN_INTERVAL,
     POLL_INTERVAL,
+    STREAMED_BATCH_RECORDS,
     flows_as_it_arrives,
     min_batch_interval,
+    records_per_partition,
     trigger_interval,
 )
 from streamspark.sinks.core.list import ListSink
@@ -113,3 +117,49 @@ def test_app_run_processes_records_as_they_arrive_not_per_commit_interval(make_a
     assert not failure, failure
     assert rounds == [[0] * 4, [0] * 4 + [1] * 4, [0] * 4 + [1] * 4 + [2] * 4]
     assert sum(kafka.committed(group, src).values()) == 12
+
+
+def test_streamed_stateless_pipelines_take_larger_micro_batches_by_default():
+    topics_only = plan_of(_topics_only)
+    assert records_per_partition(topics_only, fused=True, limited=False) == STREAMED_BATCH_RECORDS == 250_000
+    # a run with timeout or count keeps the usual batches
+    assert records_per_partition(topics_only, fused=True, limited=True) == BATCH_RECORDS == 100_000
+    # off the fused path (a plain path asked for, or state) a micro-batch's records are held
+    assert records_per_partition(topics_only, fused=False, limited=False) == BATCH_RECORDS
+    assert records_per_partition(plan_of(_stateful), fused=False, limited=False) == BATCH_RECORDS
+    # a sink buffers a micro-batch; a transaction holds it
+    assert records_per_partition(plan_of(_with_sink), fused=True, limited=False) == BATCH_RECORDS
+    eos = dataclasses.replace(topics_only, eos=object())
+    assert records_per_partition(eos, fused=True, limited=False) == BATCH_RECORDS
+
+
+@pytest.mark.parametrize("cap", [None, BATCH_RECORDS], ids=["default", "set"])
+def test_a_stateless_backlog_is_read_in_micro_batches_of_the_cap(make_app, kafka, cap):
+    """A backlog of 130,000 records in one partition, a stateless pipeline writing a topic and
+    ``app.run()`` without limits: one micro-batch by default, two with
+    ``max_records_per_partition=100_000``; every record is processed once and committed."""
+    import threading
+
+    n = 130_000
+    src, out = kafka.new_topic(), kafka.new_topic()
+    for start in range(0, n, 50_000):  # within the test producer's queue
+        kafka.produce(src, [{"value": b"%d" % i} for i in range(start, min(n, start + 50_000))])
+    group = f"backlog-{cap}"
+    app = make_app(consumer_group=group, max_records_per_partition=cap)
+    app.dataframe(app.topic(src, value_deserializer="str")).apply(str.upper).to_topic(app.topic(out, value_serializer="str"))
+    seen: list[dict] = []
+
+    def stop_when_done() -> None:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and app.status().get("inputs", 0) < n:
+            time.sleep(0.1)
+        seen.append(app.status())
+        app.stop()
+
+    stopper = threading.Thread(target=stop_when_done)
+    stopper.start()
+    app.run()
+    stopper.join()
+    assert (seen[0]["inputs"], seen[0]["outputs"]) == (n, n)
+    assert seen[0]["batches"] == (1 if cap is None else 2)
+    assert kafka.committed(group, src) == {0: n}
