@@ -7,7 +7,8 @@ backlog of K records, one per key, which builds a state of K keys; then, ``--rou
 the same 20,000 records (keys of the first 10,000 of those K, the same records for every K) are
 produced at once and the micro-batches that read them are timed (the median of the rounds after
 the first) with Spark's progress reports
-(``triggerExecution``, the whole micro-batch, and ``addBatch``, its Spark job). The target of
+(``triggerExecution``, the whole micro-batch, and ``addBatch``, its Spark job; summed when a round
+runs as more than one micro-batch, which ``batches_per_round`` reports). The target of
 issue "speed as a user sees it": at 10M keys such a micro-batch costs at most twice what it
 costs at 10k keys.
 
@@ -28,7 +29,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from confluent_kafka import Producer
 
@@ -51,8 +52,10 @@ def key_of(i: int) -> bytes:
 
 
 def produce(address: str, topic: str, n: int, key_count: int) -> None:
-    """``n`` small JSON records, record ``i`` keyed by key ``i % key_count`` (partition ``i % 4``), flushed."""
-    p = Producer({"bootstrap.servers": address, "linger.ms": 20, "batch.num.messages": 10000})
+    """``n`` small JSON records, record ``i`` keyed by key ``i % key_count`` (partition ``i % 4``),
+    flushed. A long linger sends each partition's records of a timed round in one request, so
+    that they become visible together (a micro-batch starts as soon as records are there)."""
+    p = Producer({"bootstrap.servers": address, "linger.ms": 500, "batch.num.messages": 100_000})
     for i in range(n):
         while True:
             try:
@@ -63,9 +66,11 @@ def produce(address: str, topic: str, n: int, key_count: int) -> None:
     p.flush()
 
 
-def progress_rows(spark: Any) -> list[dict]:
+def progress_after(spark: Any, batch_id: int) -> list[dict]:
+    """The progress reports Spark still holds of the micro-batches after ``batch_id``."""
     queries = spark.streams.active
-    return [json.loads(p.json) for p in queries[0].recentProgress] if queries else []
+    rows = [json.loads(p.json) for p in queries[0].recentProgress] if queries else []
+    return [row for row in rows if row["batchId"] > batch_id]
 
 
 def run_size(address: str, keys: int, rounds: int, state_root: str) -> dict:
@@ -88,30 +93,37 @@ def run_size(address: str, keys: int, rounds: int, state_root: str) -> dict:
     started = time.perf_counter()
     runner.start()
 
-    def wait_inputs(n: int, timeout: float) -> None:
+    def wait_for(done: Callable[[], bool], what: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while app.status().get("inputs", 0) < n:
+        while not done():
             if time.monotonic() > deadline or not runner.is_alive():
                 app.stop()
-                raise RuntimeError(f"W8 at {keys} keys: {app.status().get('inputs', 0)} of {n} records read")
+                raise RuntimeError(f"W8 at {keys} keys: no {what} (status {app.status()})")
             time.sleep(0.05)
 
-    wait_inputs(keys, timeout=3600)
+    wait_for(lambda: app.status().get("inputs", 0) >= keys, "state built", timeout=3600)
     build = time.perf_counter() - started
     spark = SparkSession.getActiveSession()
     assert spark is not None
-    seen = len(progress_rows(spark))
+    last = app.status()["last_batch_id"]
     batch_ms: list[int] = []
     add_ms: list[int] = []
+    batches: list[int] = []
     for r in range(rounds):
         time.sleep(1.0)  # the previous round's micro-batch and its commit are over
         produce(address, src, BATCH, BATCH_KEYS)
-        wait_inputs(keys + (r + 1) * BATCH, timeout=600)
-        time.sleep(0.5)  # its progress report
-        rows = [p for p in progress_rows(spark)[seen:] if p.get("numInputRows")]
-        seen = len(progress_rows(spark))
+        wait_for(lambda: app.status().get("inputs", 0) >= keys + (r + 1) * BATCH, "round read", timeout=600)
+        end = app.status()["last_batch_id"]
+        wait_for(lambda: any(p["batchId"] == end for p in progress_after(spark, last)), "progress report", timeout=60)
+        # Spark's numInputRows counts the source's packed rows, not records: the records come
+        # from the application's count, which must be exactly this round's
+        if app.status()["inputs"] != keys + (r + 1) * BATCH:
+            raise RuntimeError(f"W8 at {keys} keys: round {r} ended at {app.status()['inputs']} records read")
+        rows = [p for p in progress_after(spark, last) if p["batchId"] <= end and p.get("numInputRows")]
+        last = end
         batch_ms.append(sum(p["durationMs"].get("triggerExecution", 0) for p in rows))
         add_ms.append(sum(p["durationMs"].get("addBatch", 0) for p in rows))
+        batches.append(len(rows))
     app.stop()
     runner.join()
     for topic in (src, out):
@@ -121,6 +133,7 @@ def run_size(address: str, keys: int, rounds: int, state_root: str) -> dict:
         "keys": keys,
         "build_s": round(build, 1),
         "batch_ms": batch_ms,
+        "batches_per_round": batches,
         # the first round also pays the size's first stateful micro-batches of small size
         "median_batch_ms": statistics.median(batch_ms[1:] or batch_ms),
         "median_add_batch_ms": statistics.median(add_ms[1:] or add_ms),
@@ -138,7 +151,7 @@ def main() -> int:
 
     get_spark()
     wait_warmup(120)
-    sizes = [int(k) for k in args.keys.split(",")]
+    sizes = sorted(int(k) for k in args.keys.split(","))
     if min(sizes) < BATCH_KEYS:
         parser.error(f"every state size needs at least the {BATCH_KEYS} keys a timed batch uses")
     rows: list[dict] = []

@@ -20,6 +20,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Optional, Union
 
+from pydantic import PositiveInt
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .dataframe.dataframe import StreamingDataFrame
@@ -114,7 +115,7 @@ class ApplicationConfig(BaseSettings):
     state_dir_shared: bool = False
     spark_master: str = "local[*]"
     spark_conf: dict[str, Any] = {}
-    max_records_per_partition: Optional[int] = None
+    max_records_per_partition: Optional[PositiveInt] = None
     state_buckets: int = 64
 
     @classmethod
@@ -185,7 +186,7 @@ class Application:
         a backlog); with ``close_idle_after`` windows, every ``commit_interval``
         (docs/guarantees.md).
     :param commit_every: caps the records of one micro-batch per partition (0: no cap beyond
-        ``max_records_per_partition``).
+        ``max_records_per_partition`` or its default).
     :param state_dir: where the Spark checkpoint (offsets, state) lives (env ``Quix__State__Dir``).
     :param state_dir_shared: declare that ``state_dir`` is storage the driver and every executor
         mount at the same path (env ``Streamspark__State__Shared=true``); required on a cluster
@@ -205,9 +206,10 @@ class Application:
         over streamspark's defaults (``{"spark.ui.enabled": "true"}`` turns the Spark UI on).
     :param max_records_per_partition: the most records one micro-batch takes from a partition.
         Default (None): 250,000 for a stateless pipeline whose outputs are all Kafka topics (at
-        least once, in a run without ``timeout`` or ``count``): its tasks stream the records
-        through, so a larger micro-batch costs no memory, and a backlog is read in fewer of
-        them; 100,000 otherwise (docs/guarantees.md).
+        least once, on the ``fused-source`` path, in a run without ``timeout`` or ``count``):
+        its tasks stream the records through, so a larger micro-batch costs no memory, and a
+        backlog is read in fewer of them; 100,000 otherwise; at most ``commit_every`` when that
+        is set (docs/guarantees.md).
     :param state_buckets: stateful pipelines keep the state of all message keys in this many
         buckets (one Spark state entry each, processed as a unit per micro-batch); fixed for
         the life of a checkpoint.
@@ -300,9 +302,9 @@ class Application:
         )
         if config.commit_interval < 0:
             raise ValueError("commit_interval must be >= 0")
-        if config.commit_every > 0:
-            cap = config.max_records_per_partition
-            config = config.copy(max_records_per_partition=min(cap, config.commit_every) if cap else config.commit_every)
+        if config.commit_every > 0 and config.max_records_per_partition is not None:
+            # without a cap of the application's, the engine's default is lowered to commit_every
+            config = config.copy(max_records_per_partition=min(config.max_records_per_partition, config.commit_every))
         self._config = config
         self._loglevel = loglevel if isinstance(loglevel, str) or loglevel is None else logging.getLevelName(loglevel)
         self._on_consumer_error = on_consumer_error or default_on_consumer_error
@@ -607,6 +609,7 @@ class Application:
             spark_conf=self._config.spark_conf,
             trigger_interval=trigger,
             max_records_per_partition=self._config.max_records_per_partition,
+            commit_every=self._config.commit_every,
             request_timeout=self._config.request_timeout,
             sinks_by_node=sinks,
             state_buckets=self._config.state_buckets,

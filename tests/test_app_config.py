@@ -139,7 +139,16 @@ def test_invalid_choices_are_validation_errors_naming_the_field():
 def test_numbers_given_as_strings_are_converted():
     cfg = Application("h:1", commit_interval="2", commit_every="3", request_timeout="4", loglevel=None).config
     assert (cfg.commit_interval, cfg.commit_every, cfg.request_timeout) == (2.0, 3, 4.0)
-    assert cfg.max_records_per_partition == 3
+    # no cap of the application's: the engine lowers its default to commit_every
+    assert cfg.max_records_per_partition is None
+    capped = Application("h:1", commit_every="3", max_records_per_partition="10", loglevel=None).config
+    assert capped.max_records_per_partition == 3
+
+
+@pytest.mark.parametrize("cap", [0, -5])
+def test_a_cap_of_records_per_micro_batch_must_be_positive(cap):
+    with pytest.raises(pydantic.ValidationError, match="max_records_per_partition"):
+        Application("h:1", max_records_per_partition=cap, loglevel=None)
 
 
 def test_copy_validates_the_changes():

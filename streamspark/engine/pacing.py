@@ -31,7 +31,8 @@ tasks stream the records from the broker through the steps to the producer, so t
 micro-batch costs no memory, and each micro-batch costs fixed work (planning, the checkpoint's
 offset and commit logs, scheduling its tasks): a backlog is read in fewer micro-batches. Any
 other pipeline holds a micro-batch's records somewhere (the shuffle and the state buckets, a
-sink's buffer, a transaction) and takes :data:`BATCH_RECORDS`.
+sink's buffer, a transaction) and takes :data:`BATCH_RECORDS`. ``commit_every``, when set,
+lowers either.
 
 >>> from types import SimpleNamespace
 >>> topics_only = SimpleNamespace(eos=None, idle_ms=None, sink_nodes=lambda: [])
@@ -49,6 +50,8 @@ sink's buffer, a transaction) and takes :data:`BATCH_RECORDS`.
 250000
 >>> records_per_partition(with_sink, fused=True, limited=False), records_per_partition(topics_only, fused=False, limited=False)
 (100000, 100000)
+>>> records_per_partition(topics_only, fused=True, limited=False, commit_every=1000)
+1000
 """
 
 from __future__ import annotations
@@ -110,13 +113,13 @@ def min_batch_interval(plan: Any, commit_interval: float, limited: bool) -> floa
     return _interval(commit_interval, limited)
 
 
-def records_per_partition(plan: Any, fused: bool, limited: bool) -> int:
+def records_per_partition(plan: Any, fused: bool, limited: bool, commit_every: int = 0) -> int:
     """The most records a micro-batch of ``plan`` takes from a partition when the application
     does not set ``max_records_per_partition`` (see the module).
 
     :param fused: the pipeline runs stateless inside the source (the ``fused-source`` path).
     :param limited: the run has a ``timeout`` or ``count``.
+    :param commit_every: the application's ``commit_every``: when set (above 0), the most.
     """
-    if fused and not limited and flows_as_it_arrives(plan):
-        return STREAMED_BATCH_RECORDS
-    return BATCH_RECORDS
+    cap = STREAMED_BATCH_RECORDS if fused and not limited and flows_as_it_arrives(plan) else BATCH_RECORDS
+    return min(cap, commit_every) if commit_every > 0 else cap

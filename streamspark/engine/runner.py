@@ -92,6 +92,7 @@ class QueryRunner:
         progress: Optional[Callable[[dict[str, Any]], None]] = None,
         state_buckets: int = 64,
         min_batch_interval: float = 0.0,
+        commit_every: int = 0,
     ) -> None:
         self.plan = plan
         self.kafka_config = kafka_config
@@ -103,8 +104,9 @@ class QueryRunner:
         #: the least seconds between two micro-batches without a backlog, which the source
         #: enforces (``pacing.min_batch_interval``)
         self.min_batch_interval = min_batch_interval
-        #: None: the default of ``pacing.records_per_partition``
+        #: None: the default of ``pacing.records_per_partition``, lowered to ``commit_every``
         self.max_records_per_partition = max_records_per_partition
+        self.commit_every = commit_every
         self.request_timeout = request_timeout
         self.sinks_by_node = sinks_by_node
         self.progress = progress
@@ -268,7 +270,9 @@ class QueryRunner:
         packed = PACKED_BUCKETS.name in plan.strategies
         fused = FUSED_SOURCE.name in plan.strategies
         fused_group_by = FUSED_GROUP_BY.name in plan.strategies
-        cap = self.max_records_per_partition or records_per_partition(plan, fused, bool(limits.timeout or limits.count))
+        cap = self.max_records_per_partition or records_per_partition(
+            plan, fused, limited=bool(limits.timeout or limits.count), commit_every=self.commit_every
+        )
         logger.debug("A micro-batch takes at most %d records of a partition", cap)
         options = source_options(
             topics=sorted(plan.roots),

@@ -131,19 +131,27 @@ def test_streamed_stateless_pipelines_take_larger_micro_batches_by_default():
     assert records_per_partition(plan_of(_with_sink), fused=True, limited=False) == BATCH_RECORDS
     eos = dataclasses.replace(topics_only, eos=object())
     assert records_per_partition(eos, fused=True, limited=False) == BATCH_RECORDS
+    # commit_every lowers either default, never raises it
+    assert records_per_partition(topics_only, fused=True, limited=False, commit_every=1_000) == 1_000
+    assert records_per_partition(plan_of(_stateful), fused=False, limited=False, commit_every=10**6) == BATCH_RECORDS
 
 
-@pytest.mark.parametrize("cap", [None, BATCH_RECORDS], ids=["default", "set"])
-def test_a_stateless_backlog_is_read_in_micro_batches_of_the_cap(make_app, kafka, cap):
-    """A backlog of 130,000 records in one partition, a stateless pipeline writing a topic and
-    ``app.run()`` without limits: one micro-batch by default, two with
-    ``max_records_per_partition=100_000``; every record is processed once and committed."""
+@pytest.mark.parametrize("cap", [None, 100], ids=["default", "set"])
+def test_a_stateless_backlog_is_read_in_micro_batches_of_the_cap(make_app, kafka, monkeypatch, cap):
+    """A backlog of 130 records in one partition, a stateless pipeline writing a topic and
+    ``app.run()`` without limits, with the engine's defaults scaled down to 100 and 250 records:
+    one micro-batch by default, two with ``max_records_per_partition=100``; every record is
+    processed once and committed."""
     import threading
 
-    n = 130_000
+    from streamspark.engine import pacing
+
+    monkeypatch.setattr(pacing, "BATCH_RECORDS", 100)
+    monkeypatch.setattr(pacing, "STREAMED_BATCH_RECORDS", 250)
+    monkeypatch.delenv("STREAMSPARK_PLAIN_PATHS", raising=False)  # the fused path
+    n = 130
     src, out = kafka.new_topic(), kafka.new_topic()
-    for start in range(0, n, 50_000):  # within the test producer's queue
-        kafka.produce(src, [{"value": b"%d" % i} for i in range(start, min(n, start + 50_000))])
+    kafka.produce(src, [{"value": b"%d" % i} for i in range(n)])
     group = f"backlog-{cap}"
     app = make_app(consumer_group=group, max_records_per_partition=cap)
     app.dataframe(app.topic(src, value_deserializer="str")).apply(str.upper).to_topic(app.topic(out, value_serializer="str"))
