@@ -14,11 +14,19 @@ import orjson
 
 __all__ = ("dumps", "loads")
 
-_OPTIONS = orjson.OPT_NON_STR_KEYS
+#: as ``JSONSerializer``'s default: datetimes and dataclasses are not turned into JSON
+_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 def dumps(value: Any) -> bytes:
-    """Serialize ``value`` to JSON bytes (non-string dict keys are stringified)."""
+    """Serialize ``value`` to compact JSON bytes, as ``JSONSerializer`` does by default.
+
+    :raises TypeError: ``value`` holds what JSON cannot express: a dict key that is not a
+        string, a datetime, a dataclass, a set...
+
+    >>> dumps({"a": [1, None]})
+    b'{"a":[1,null]}'
+    """
     return orjson.dumps(value, option=_OPTIONS)
 
 

@@ -5,9 +5,10 @@ import pytest
 from streamspark.models.topics.utils import merge_headers
 
 
-def test_mapping_values_replace_the_first_header_of_their_key_and_the_rest_are_appended():
+def test_the_mappings_keys_replace_every_header_of_theirs_and_come_last():
     original = [("a", b"1"), ("b", b"2"), ("a", b"3")]
-    assert merge_headers(original, {"a": b"x", "c": "y"}) == [("a", b"x"), ("b", b"2"), ("a", b"3"), ("c", "y")]
+    # no stale "a" survives (a reader taking the last value of a key sees the new one)
+    assert merge_headers(original, {"a": b"x", "c": "y"}) == [("b", b"2"), ("a", b"x"), ("c", "y")]
     assert original == [("a", b"1"), ("b", b"2"), ("a", b"3")]  # not modified
 
 
@@ -20,5 +21,5 @@ def test_empty_sides():
 
 
 def test_headers_must_be_a_list_or_tuple():
-    with pytest.raises(ValueError, match="list or a tuple"):
+    with pytest.raises(ValueError, match="either a list or tuple"):
         merge_headers({("a", b"1")}, {"b": b"2"})  # type: ignore[arg-type]

@@ -220,9 +220,9 @@ def test_resolve_by_name_and_instance():
     assert isinstance(resolve_deserializer("double"), DoubleDeserializer)
     inst = JSONSerializer()
     assert resolve_serializer(inst) is inst
-    with pytest.raises(SerializerIsNotProvidedError, match="Unknown serializer 'avro'"):
+    with pytest.raises(SerializerIsNotProvidedError, match='Unknown serializer option "avro"; valid options are'):
         resolve_serializer("avro")
-    with pytest.raises(DeserializerIsNotProvidedError, match="Unknown deserializer 'nope'"):
+    with pytest.raises(DeserializerIsNotProvidedError, match='Unknown deserializer option "nope"; valid options are'):
         resolve_deserializer("nope")
     with pytest.raises(ValueError):  # both are ValueErrors, as the reference's unknown-name error
         resolve_serializer("avro")

@@ -25,7 +25,17 @@ def test_loads_refuses_invalid_json_with_a_value_error():
 
 
 def test_dumps_round_trips_through_loads():
-    assert loads(dumps({"a": 1, 2: "b"})) == {"a": 1, "2": "b"}
+    assert loads(dumps({"a": 1, "b": [2.5, None]})) == {"a": 1, "b": [2.5, None]}
+
+
+@pytest.mark.parametrize("value", [{2: "b"}, {"at": __import__("datetime").datetime(2024, 1, 2)}, {1, 2}])
+def test_dumps_refuses_what_the_default_json_serializer_refuses(value):
+    from streamspark.models.serializers import JSONSerializer, SerializationError
+
+    with pytest.raises(TypeError):
+        dumps(value)
+    with pytest.raises(SerializationError):
+        JSONSerializer()(value, None)
 
 
 def test_the_json_deserializer_still_parses_by_default():

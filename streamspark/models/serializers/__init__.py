@@ -68,8 +68,7 @@ __all__ = (
 SerializerType = Union[str, Serializer]
 DeserializerType = Union[str, Deserializer]
 
-#: serializer classes by name (``"float"`` is an alias of ``"double"``; ``"quix_timeseries"`` and
-#: ``"quix_events"`` write the Quix formats)
+#: serializer classes by name (``"quix_timeseries"`` and ``"quix_events"`` write the Quix formats)
 SERIALIZERS: dict[str, type[Serializer]] = {
     "json": JSONSerializer,
     "bytes": BytesSerializer,
@@ -78,11 +77,10 @@ SERIALIZERS: dict[str, type[Serializer]] = {
     "int": IntegerSerializer,
     "integer": IntegerSerializer,
     "double": DoubleSerializer,
-    "float": DoubleSerializer,
     "quix_timeseries": QuixTimeseriesSerializer,
     "quix_events": QuixEventsSerializer,
 }
-#: deserializer classes by name (``"float"`` is an alias of ``"double"``; ``"quix"`` reads the Quix formats)
+#: deserializer classes by name (``"quix"`` reads the Quix formats)
 DESERIALIZERS: dict[str, type[Deserializer]] = {
     "json": JSONDeserializer,
     "bytes": BytesDeserializer,
@@ -91,7 +89,6 @@ DESERIALIZERS: dict[str, type[Deserializer]] = {
     "int": IntegerDeserializer,
     "integer": IntegerDeserializer,
     "double": DoubleDeserializer,
-    "float": DoubleDeserializer,
     "quix": QuixDeserializer,
 }
 
@@ -110,7 +107,7 @@ def resolve_serializer(serializer: SerializerType) -> Serializer:
         return SERIALIZERS[serializer]()
     except (KeyError, TypeError):
         raise SerializerIsNotProvidedError(
-            f"Unknown serializer {serializer!r}; use one of {sorted(SERIALIZERS)} or a Serializer instance"
+            f'Unknown serializer option "{serializer}"; valid options are {list(SERIALIZERS)} (or a Serializer instance)'
         ) from None
 
 
@@ -125,7 +122,7 @@ def resolve_deserializer(deserializer: DeserializerType) -> Deserializer:
         return DESERIALIZERS[deserializer]()
     except (KeyError, TypeError):
         raise DeserializerIsNotProvidedError(
-            f"Unknown deserializer {deserializer!r}; use one of {sorted(DESERIALIZERS)} or a Deserializer instance"
+            f'Unknown deserializer option "{deserializer}"; valid options are {list(DESERIALIZERS)} (or a Deserializer instance)'
         ) from None
 
 

@@ -13,7 +13,6 @@ message indexes + that encoding, written and read by ``confluent_kafka.schema_re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Optional, Union
 
 from google.protobuf.json_format import MessageToDict, ParseDict
@@ -77,12 +76,14 @@ class ProtobufSerializer(ConfluentBacked, Serializer):
     def _message(self, value: Union[Message, Any], ctx: Optional[SerializationContext]) -> Message:
         if isinstance(value, self._msg_type):
             return value
-        if not isinstance(value, Mapping):
-            raise SerializationError(
-                f"Value to serialize must be of type `{self._msg_type}` or dict, not `{type(value)}`.{where(ctx)}"
-            )
+        # anything else goes through ParseDict, which also takes the JSON forms of the well-known
+        # types (a string for a Timestamp, a number for a Value or an Int64Value)
         try:
             return ParseDict(value, self._msg_type(), ignore_unknown_fields=self._ignore_unknown_fields)
+        except TypeError as exc:
+            raise SerializationError(
+                f"Value to serialize must be of type `{self._msg_type}` or dict, not `{type(value)}`.{where(ctx)}"
+            ) from exc
         except Exception as exc:
             raise as_serialization_error(exc, f"Value does not fit {self._msg_type.__name__}", ctx) from exc
 

@@ -10,8 +10,9 @@ __all__ = ("merge_headers",)
 
 
 def merge_headers(original: Optional[Sequence[Any]], other: Mapping[str, Any]) -> HeadersTuples:
-    """Merge Kafka headers: each key of ``other`` replaces the value of the first header with
-    that key in ``original`` (in place) or, when there is none, is appended.
+    """Merge Kafka headers: the headers of ``original`` whose key ``other`` has are dropped
+    (every one of them, so no stale duplicate survives), the others keep their order, and
+    ``other``'s headers follow.
 
     :param original: headers as a list (or tuple) of ``(key, value)`` pairs, or None.
     :param other: headers to merge in, as a mapping.
@@ -19,7 +20,7 @@ def merge_headers(original: Optional[Sequence[Any]], other: Mapping[str, Any]) -
     :raises ValueError: ``original`` is neither a list nor a tuple.
 
     >>> merge_headers([("a", b"1"), ("b", b"2"), ("a", b"3")], {"a": b"x", "c": b"y"})
-    [('a', b'x'), ('b', b'2'), ('a', b'3'), ('c', b'y')]
+    [('b', b'2'), ('a', b'x'), ('c', b'y')]
     >>> merge_headers(None, {})
     []
     """
@@ -28,8 +29,7 @@ def merge_headers(original: Optional[Sequence[Any]], other: Mapping[str, Any]) -
     if not original:
         return list(other.items())
     if not isinstance(original, (list, tuple)):
-        raise ValueError(f"Headers must be a list or a tuple of (key, value) pairs, got {type(original).__name__}")
-    pending = dict(other)
-    merged = [(key, pending.pop(key) if key in pending else value) for key, value in original]
-    merged.extend(pending.items())
+        raise ValueError(f"Headers must be either a list or tuple of (key, value) pairs, got {type(original).__name__}")
+    merged = [(key, value) for key, value in original if key not in other]
+    merged.extend(other.items())
     return merged

@@ -72,10 +72,28 @@ def test_fields_left_at_their_defaults_are_in_the_dict():
     }
 
 
-@pytest.mark.parametrize("value", [5, None, "a"])
+@pytest.mark.parametrize("value", [5, None])
 def test_a_value_neither_dict_nor_message_is_refused_with_its_type(value):
     with pytest.raises(SerializationError, match=rf"must be of type `.*Reading'>` or dict, not `{type(value)}`"):
         ProtobufSerializer(Reading)(value, None)
+
+
+def test_a_value_protobufs_json_parser_refuses_is_a_serialization_error():
+    with pytest.raises(SerializationError, match='no field named "a"'):
+        ProtobufSerializer(Reading)("a", None)
+
+
+def test_well_known_types_take_their_json_forms():
+    """As protobuf's ``ParseDict`` reads them: a Timestamp from an RFC 3339 string, a Value from
+    a number, a wrapper from its value."""
+    from google.protobuf.timestamp_pb2 import Timestamp
+    from google.protobuf.wrappers_pb2 import Int64Value
+
+    stamp = Timestamp()
+    stamp.FromJsonString("2024-01-02T03:04:05Z")
+    assert ProtobufSerializer(Timestamp)("2024-01-02T03:04:05Z", None) == stamp.SerializeToString()
+    assert ProtobufDeserializer(Value)(ProtobufSerializer(Value)(1.5, None), None) == 1.5
+    assert ProtobufDeserializer(Int64Value)(ProtobufSerializer(Int64Value)(5, None), None) == "5"
 
 
 def test_well_known_type_and_pickle():
