@@ -118,6 +118,11 @@ def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed, master=
     def produced() -> int:
         return sum(kafka.high_watermarks(out).values())
 
+    def input_done() -> bool:
+        """Every input has its output (read_committed): a run started now has nothing left to
+        produce. (Fast batches can finish the input before the schedule's last kill.)"""
+        return produced() >= total and len({v["i"] for v in outputs()}) >= total
+
     mid_run = 0
     for kill in range(kills):
         proc = start()
@@ -127,7 +132,12 @@ def _run_harness(broker, kafka, tmp_path, guarantee, total, kills, seed, master=
             # (so kills land before, during and after transaction and checkpoint commits)
             # (generous: on 2 cores a standalone cluster's executors start beside another harness)
             deadline = time.monotonic() + 240
+            checked = time.monotonic()
             while produced() == before and time.monotonic() < deadline and proc.poll() is None:
+                if time.monotonic() - checked > 10:
+                    if input_done():
+                        break
+                    checked = time.monotonic()
                 time.sleep(0.5)
             time.sleep(rnd.uniform(0, 3))
         else:
