@@ -12,14 +12,14 @@ from typing import Any, Union
 
 import orjson
 
-__all__ = ("dumps", "loads")
+__all__ = ("DUMPS_OPTIONS", "dumps", "loads")
 
-#: as ``JSONSerializer``'s default: datetimes and dataclasses are not turned into JSON
-_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+#: orjson options of :func:`dumps`: datetimes and dataclasses are not turned into JSON
+DUMPS_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 def dumps(value: Any) -> bytes:
-    """Serialize ``value`` to compact JSON bytes, as ``JSONSerializer`` does by default.
+    """Serialize ``value`` to compact JSON bytes: ``JSONSerializer``'s default ``dumps``.
 
     :raises TypeError: ``value`` holds what JSON cannot express: a dict key that is not a
         string, a datetime, a dataclass, a set...
@@ -27,7 +27,7 @@ def dumps(value: Any) -> bytes:
     >>> dumps({"a": [1, None]})
     b'{"a":[1,null]}'
     """
-    return orjson.dumps(value, option=_OPTIONS)
+    return orjson.dumps(value, option=DUMPS_OPTIONS)
 
 
 def loads(value: Union[bytes, bytearray, memoryview, str]) -> Any:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 import orjson
 
+from ...utils.json import DUMPS_OPTIONS, dumps
 from .base import Deserializer, SerializationContext, Serializer, context_free
 from .confluent_registry import ConfluentBacked, import_optional, registry_client, where
 from .exceptions import SerializationError
@@ -30,17 +31,9 @@ __all__ = ("JSONSerializer", "JSONDeserializer", "default_dumps", "default_loads
 #: with the reference's parameter name; the per-message path calls orjson directly)
 default_loads = orjson.loads
 
-#: orjson options of :func:`default_dumps`: datetimes and dataclasses are not turned into JSON
-_DUMPS_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
-
-
-def default_dumps(value: Any) -> bytes:
-    """The default ``dumps`` of :class:`JSONSerializer`: compact JSON bytes, ``str`` keys only.
-
-    >>> default_dumps({"a": None})
-    b'{"a":null}'
-    """
-    return orjson.dumps(value, option=_DUMPS_OPTIONS)
+#: the default ``dumps`` of :class:`JSONSerializer`: compact JSON bytes, ``str`` keys only
+#: (``utils.json.dumps``, as in the reference)
+default_dumps = dumps
 
 
 #: the ``conf`` keys confluent-kafka's JSON serializer takes from SchemaRegistrySerializationConfig
@@ -168,7 +161,7 @@ class JSONSerializer(ConfluentBacked, _Validating, Serializer):
         if type(self).__call__ is not JSONSerializer.__call__ or self._validator is not None or self.needs_context:
             return None
         if self._dumps is default_dumps:
-            return functools.partial(orjson.dumps, option=_DUMPS_OPTIONS)
+            return functools.partial(orjson.dumps, option=DUMPS_OPTIONS)
         return self._dumps
 
     def _build_confluent(self) -> Any:
