@@ -51,3 +51,19 @@ def test_spark_task_modules_leave_the_application_layer_unimported() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from streamspark.models import Row, Headers, HeadersMapping, HeadersTuple, HeadersValue, KafkaHeaders",
+        "from streamspark.models import MessageKey, MessageValue, TimestampExtractor",
+        "from streamspark.models import SchemaRegistryClientConfig, SchemaRegistrySerializationConfig",
+        "from streamspark.sinks import ClientConnectSuccessCallback, ClientConnectFailureCallback",
+        "from streamspark.state.rocksdb import RocksDBOptions",
+    ],
+)
+def test_names_quix_streams_programs_import_from_package_level(statement: str) -> None:
+    """Imports a ported program writes, as Quix Streams' packages offer them."""
+    result = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

@@ -153,8 +153,10 @@ class Emitter:
         node_id = self.sink_ids[id(sink)]
         ctx = self.ctx
         args = (value, key, timestamp, headers, ctx.topic, ctx.partition, ctx.offset)
-        self.replay[node_id].append(args)
         self.sinks[node_id].add(*args)
+        # only what the sink took is fed again after backpressure (a record it refused was
+        # handled as a processing error)
+        self.replay[node_id].append(args)
 
 
 def output_collector(plan: PipelinePlan, emitter: Emitter, out: list[Any], counter: list[int]) -> Any:

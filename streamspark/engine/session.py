@@ -24,6 +24,7 @@ __all__ = (
     "refuse_spark_connect",
     "py_files_for_streaming_sources",
     "quiet_accumulator_server",
+    "leave_sigterm_to_python",
     "DEFAULT_SPARK_CONF",
 )
 
@@ -45,6 +46,10 @@ DEFAULT_SPARK_CONF: dict[str, str] = {
     "spark.python.worker.reuse": "true",
     "spark.driver.memory": "1g",
 }
+
+#: Spark's setting for the module its Python daemon runs; a local session runs ours (:mod:`._daemon`)
+DAEMON_MODULE = "spark.python.daemon.module"
+LOCAL_DAEMON = "streamspark.engine._daemon"
 
 _lock = threading.Lock()
 #: the background warm-up of the current local session's Python processes (see :mod:`._warmup`)
@@ -103,7 +108,10 @@ def get_spark(
         for key, value in merged.items():
             builder = builder.config(key, str(value))
         logger.info("Starting Spark (master=%s)", master)
+        launches_jvm = "PYSPARK_GATEWAY_PORT" not in os.environ
         spark = builder.getOrCreate()
+        if launches_jvm:
+            leave_sigterm_to_python(spark)
         spark.sparkContext.setLogLevel("ERROR")
         quiet_accumulator_server(spark.sparkContext)
         skip_data_source_lookup(spark)
@@ -114,6 +122,31 @@ def get_spark(
             spark.dataSource.register(WarmupSource)
             _warmup = start_warmup(spark, parallelism(spark))
         return spark
+
+
+def leave_sigterm_to_python(spark: Any) -> bool:
+    """Make the JVM this process started ignore SIGTERM, so that a SIGTERM to the whole process
+    group (``kill -- -PGID``, systemd's default ``KillMode``, a supervisor stopping a group)
+    reaches the program and not Spark: the program finishes its micro-batch, stops the query
+    and then Spark, as for a SIGTERM to the program alone. Without it the JVM ended at once,
+    the micro-batch in flight failed and Spark printed a Java stack trace on the way out.
+
+    The JVM still goes away with the program: PySpark's gateway exits when the program's end of
+    its stdin pipe closes, whatever ended the program (even SIGKILL). Spark's Python daemons set
+    their own SIGTERM handling. Only for a JVM launched by this process (under spark-submit the
+    JVM is the parent and owns the process). Returns whether SIGTERM is now ignored.
+
+    Example::
+
+        leave_sigterm_to_python(spark)   # True on Linux with a HotSpot JVM
+    """
+    try:
+        jvm = spark.sparkContext._jvm  # noqa: SLF001 (PySpark offers no public JVM view)
+        jvm.sun.misc.Signal.handle(jvm.sun.misc.Signal("TERM"), jvm.sun.misc.SignalHandler.SIG_IGN)
+    except Exception as exc:  # another JVM, or signals Java may not handle: keep Spark's way
+        logger.debug("The JVM keeps its SIGTERM handler: %s", exc)
+        return False
+    return True
 
 
 def quiet_accumulator_server(context: Any) -> None:
@@ -359,6 +392,7 @@ def _with_local_defaults(conf: dict[str, Any], driver_memory: Any = None) -> dic
     if jvm_options:
         merged["spark.driver.extraJavaOptions"] = jvm_options
     merged.setdefault("spark.sql.streaming.checkpointFileManagerClass", LOCAL_CHECKPOINT_FILE_MANAGER)
+    merged.setdefault(DAEMON_MODULE, LOCAL_DAEMON)
     return merged
 
 

@@ -3,11 +3,22 @@
 from typing import Any
 
 from .messagecontext import MessageContext
+from .rows import Row
 from .serializers import *  # noqa: F403
 from .serializers import __all__ as _serializers_all
-from .timestamps import MessageTimestamp, TimestampType
+from .timestamps import MessageTimestamp, TimestampExtractor, TimestampType
 from .topics import Topic, TopicAdmin, TopicConfig, TopicManager, TopicType
-from .types import HeadersTuples, HeaderValue
+from .types import (
+    Headers,
+    HeadersMapping,
+    HeadersTuple,
+    HeadersTuples,
+    HeadersValue,
+    HeaderValue,
+    KafkaHeaders,
+    MessageKey,
+    MessageValue,
+)
 
 __all__ = (
     "MessageContext",
@@ -20,6 +31,15 @@ __all__ = (
     "TopicType",
     "HeadersTuples",
     "HeaderValue",
+    "Headers",
+    "HeadersMapping",
+    "HeadersTuple",
+    "HeadersValue",
+    "KafkaHeaders",
+    "MessageKey",
+    "MessageValue",
+    "Row",
+    "TimestampExtractor",
     *_serializers_all,
 )
 

@@ -6,6 +6,7 @@
 from typing import Any
 
 from .base import BaseSink, BatchingSink, SinkBackpressureError, SinkBatch, SinkItem
+from .base.sink import ClientConnectFailureCallback, ClientConnectSuccessCallback
 from .core import CSVSink, ListSink
 
 __all__ = (
@@ -14,6 +15,8 @@ __all__ = (
     "SinkBatch",
     "SinkItem",
     "SinkBackpressureError",
+    "ClientConnectSuccessCallback",
+    "ClientConnectFailureCallback",
     "ListSink",
     "CSVSink",
     "InfluxDB3Sink",

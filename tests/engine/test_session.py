@@ -151,3 +151,27 @@ def test_other_accumulator_server_errors_are_still_reported(spark, capsys):
     _report_error(spark.sparkContext._accumulatorServer, ValueError("token is not correct"))
     err = capsys.readouterr().err
     assert "Traceback" in err and "ValueError: token is not correct" in err
+
+
+def test_the_daemon_preloads_what_imports_and_reports_what_does_not(capsys):
+    from streamspark.engine._daemon import preload
+
+    assert preload(("json", "streamspark_no_such_module")) == ["json"]
+    assert "not preloading streamspark_no_such_module" in capsys.readouterr().err
+
+
+def test_local_tasks_run_in_workers_forked_from_the_preloading_daemon(spark):
+    """The task workers of a local session come from ``streamspark.engine._daemon``, with the
+    engine's task modules and pandas already imported before their first task."""
+    from streamspark.engine._daemon import PRELOADED
+
+    def probe(_: object) -> list[object]:
+        import sys
+
+        main = sys.modules["__main__"]
+        spec = getattr(main, "__spec__", None)
+        return [getattr(spec, "name", None), sorted(name for name in PRELOADED if name in sys.modules)]
+
+    daemon, loaded = spark.sparkContext.parallelize([0], 1).mapPartitions(lambda it: [probe(x) for x in it]).collect()[0]
+    assert daemon == "streamspark.engine._daemon"
+    assert loaded == sorted(PRELOADED)

@@ -35,3 +35,56 @@ def test_from_librdkafka_dict():
     assert cfg.sasl_username == "u"
     with pytest.raises(ValidationError):
         ConnectionConfig.from_librdkafka_dict({"bootstrap.servers": "h:1", "linger.ms": 5})
+
+
+def test_names_in_any_letter_case_are_normalised_as_librdkafka_spells_them():
+    cfg = ConnectionConfig(
+        bootstrap_servers="h:1",
+        security_protocol="SASL_SSL",
+        sasl_mechanism="scram-sha-256",
+        sasl_oauthbearer_method="OIDC",
+        ssl_endpoint_identification_algorithm="HTTPS",
+    )
+    assert cfg.as_librdkafka_dict() == {
+        "bootstrap.servers": "h:1",
+        "security.protocol": "sasl_ssl",
+        "sasl.mechanism": "SCRAM-SHA-256",
+        "sasl.oauthbearer.method": "oidc",
+        "ssl.endpoint.identification.algorithm": "https",
+    }
+    with pytest.raises(ValidationError):
+        ConnectionConfig(bootstrap_servers="h:1", security_protocol="tls")
+
+
+@pytest.mark.parametrize("ignore_extras", [False, True])
+def test_librdkafkas_plural_sasl_mechanisms_is_taken(ignore_extras):
+    cfg = ConnectionConfig.from_librdkafka_dict({"bootstrap.servers": "h:1", "sasl.mechanisms": "PLAIN"}, ignore_extras)
+    assert cfg.sasl_mechanism == "PLAIN"
+    assert cfg.as_librdkafka_dict() == {"bootstrap.servers": "h:1", "sasl.mechanism": "PLAIN"}
+
+
+def test_client_oauth_and_ssl_store_settings_reach_librdkafka_under_their_names():
+    def token(config: str) -> tuple[str, float]:
+        return "t", 0.0
+
+    cfg = ConnectionConfig(
+        bootstrap_servers="h:1",
+        client_id="app-1",
+        oauth_cb=token,
+        sasl_oauthbearer_client_secret="cs",
+        ssl_keystore_location="/k.p12",
+        ssl_keystore_password="kp",
+        enable_ssl_certificate_verification=False,
+        sasl_kerberos_min_time_before_relogin=60000,
+    )
+    assert "cs" not in repr(cfg) and "'kp'" not in repr(cfg)
+    assert cfg.as_librdkafka_dict() == {
+        "bootstrap.servers": "h:1",
+        "client.id": "app-1",
+        "oauth_cb": token,
+        "sasl.oauthbearer.client.secret": "cs",
+        "ssl.keystore.location": "/k.p12",
+        "ssl.keystore.password": "kp",
+        "enable.ssl.certificate.verification": False,
+        "sasl.kerberos.min.time.before.relogin": 60000,
+    }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -204,3 +206,24 @@ def test_a_ttl_that_is_not_positive_is_refused(ttl):
     with pytest.raises(ValueError, match="positive"):
         state.set_bytes("x", b"1", ttl=ttl)
     assert not state.exists("x")
+
+
+def test_rocksdb_options_import_from_the_reference_path_and_are_accepted_with_a_note(caplog, monkeypatch):
+    import streamspark.app as app_module
+    from streamspark import Application
+    from streamspark.state.rocksdb import RocksDBOptions
+    from streamspark.state.rocksdb.options import RocksDBOptions as by_module
+
+    assert by_module is RocksDBOptions
+    options = RocksDBOptions(open_max_retries=0, open_retry_backoff=0.5, compression_type="zstd")
+    assert (options.open_max_retries, options.open_retry_backoff, options.on_corrupted_recreate) == (0, 0.5, False)
+    assert options.loads(options.dumps({"a": 1})) == {"a": 1}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.open_max_retries = 3  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        RocksDBOptions(no_such_option=1)  # type: ignore[call-arg]
+    monkeypatch.setattr(app_module, "_warned_ignored", set())
+    with caplog.at_level(logging.WARNING, logger="streamspark"):
+        app = Application(broker_address="127.0.0.1:9092", loglevel=None, rocksdb_options=options)
+    assert app.config.rocksdb_options is options
+    assert "spark.sql.streaming.stateStore.rocksdb" in caplog.text

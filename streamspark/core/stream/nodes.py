@@ -444,7 +444,9 @@ class ToTopicNode(StreamNode):
 
 
 class SinkNode(StreamNode):
-    """Hand each record to ``sink``, then pass it on."""
+    """Hand each record to ``sink``; the branch then yields ``None`` as its value (a sink is
+    terminal: in ``sdf.test()`` and ``app.run(collect=True)`` its branch gives ``None`` with the
+    record's key, timestamp and headers, as in Quix Streams)."""
 
     kind = "sink"
     not_returning = "Update functions are not allowed"
@@ -460,7 +462,7 @@ class SinkNode(StreamNode):
 
         def push(v: Any, k: Any, t: int, h: Any) -> None:
             send_sink(sink, v, k, t, h)
-            nxt(v, k, t, h)
+            nxt(None, k, t, h)
 
         return push
 

@@ -103,6 +103,7 @@ class Window(abc.ABC):
             raise CollectorInCurrentWindow("BaseCollectors are not supported by `current` windows")
 
     def _final(self, closing_strategy: str, close_idle_after: Optional[Union[int, timedelta]]) -> "StreamingDataFrame":
+        closing_strategy = _closing_strategy(closing_strategy)
         idle = None
         if close_idle_after is not None:
             idle = to_ms(close_idle_after, "close_idle_after")
@@ -116,8 +117,7 @@ class Window(abc.ABC):
         return self._apply("final", closing_strategy, idle)
 
     def _apply(self, emit: str, closing_strategy: str, idle_ms: Optional[int] = None) -> "StreamingDataFrame":
-        if closing_strategy not in ("key", "partition"):
-            raise TypeError('closing_strategy must be "key" or "partition"')
+        closing_strategy = _closing_strategy(closing_strategy)
         processor = self._definition._processor(self._aggregation, self.name, closing_strategy == "partition")  # noqa: SLF001
         processor.idle_ms = idle_ms
         sdf = self._definition._dataframe  # noqa: SLF001
@@ -137,3 +137,15 @@ class SingleAggregationWindowMixin:
     Every window class takes one or several aggregations (``.agg(...)``); a single one is
     emitted under ``"value"``. Kept so that imports of it keep working.
     """
+
+
+def _closing_strategy(value: Any) -> str:
+    """``"key"`` or ``"partition"``, in any letter case (as Quix Streams takes them).
+
+    >>> _closing_strategy("PARTITION")
+    'partition'
+    """
+    strategy = value.lower() if isinstance(value, str) else value
+    if strategy not in ("key", "partition"):
+        raise TypeError('closing_strategy must be "key" or "partition"')
+    return str(strategy)

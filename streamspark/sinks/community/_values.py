@@ -8,7 +8,7 @@ from ..base.batch import SinkBatch
 from ..base.item import SinkItem
 from ..base.sink import ClientConnectFailureCallback, ClientConnectSuccessCallback
 
-__all__ = ("key_text", "require_dict", "with_metadata", "pop_connect_callbacks")
+__all__ = ("key_text", "require_dict", "require_dict_value", "with_metadata", "pop_connect_callbacks")
 
 
 def pop_connect_callbacks(
@@ -24,6 +24,18 @@ def key_text(key: Any) -> Any:
     if isinstance(key, (bytes, bytearray)):
         return bytes(key).decode("utf-8", errors="replace")
     return key
+
+
+def require_dict_value(sink: object, value: Any) -> None:
+    """Refuse a non-dict value as the record reaches a sink that writes columns (its ``add``),
+    so that it fails as a processing error of that record, as in Quix Streams.
+
+    >>> require_dict_value(object(), 5)
+    Traceback (most recent call last):
+    TypeError: Sink "object" supports only dictionaries, got <class 'int'>
+    """
+    if not isinstance(value, dict):
+        raise TypeError(f'Sink "{type(sink).__name__}" supports only dictionaries, got {type(value)}')
 
 
 def require_dict(sink: str, item: SinkItem, batch: SinkBatch) -> dict:

@@ -1,0 +1,131 @@
+"""A SIGTERM to the program's whole process group (``kill -- -PGID``, systemd's default
+``KillMode``) stops it as a SIGTERM to the program alone does: the program finishes its
+micro-batch (its outputs are committed) and stops Spark itself; the JVM does not die under it
+with a Java stack trace, and no process of the group outlives the program."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from streamspark.testing import EmbeddedBroker
+
+APP = Path(__file__).with_name("broker_fault_app.py")  # an exactly-once per-key count
+
+
+def _produce(address: str, topic: str, first: int, last: int) -> None:
+    producer = Producer({"bootstrap.servers": address})
+    for i in range(first, last):
+        producer.produce(topic, json.dumps({"k": f"k{i % 10}", "i": i}).encode(), key=f"k{i % 10}".encode())
+    assert producer.flush(30) == 0
+
+
+def _consumer(address: str, topic: str, isolation: str = "read_committed") -> Consumer:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": address,
+            "group.id": f"check-{uuid.uuid4().hex[:6]}",
+            "auto.offset.reset": "earliest",
+            "isolation.level": isolation,
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    return consumer
+
+
+def _outputs(address: str, topic: str) -> list[int]:
+    consumer = _consumer(address, topic)
+    got: list[int] = []
+    idle = time.monotonic()
+    while time.monotonic() - idle < 3:
+        msg = consumer.poll(0.5)
+        if msg is None or msg.error():
+            continue
+        got.append(json.loads(msg.value())["i"])
+        idle = time.monotonic()
+    consumer.close()
+    return got
+
+
+def _in_flight(address: str, topic: str, first: int, timeout: float = 60) -> set[int]:
+    """The outputs visible before their transaction commits, once one of ``first`` or later is."""
+    consumer = _consumer(address, topic, "read_uncommitted")
+    seen: set[int] = set()
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.1)
+            if msg is None or msg.error():
+                continue
+            seen.add(json.loads(msg.value())["i"])
+            if max(seen) >= first:
+                return seen
+    finally:
+        consumer.close()
+    raise AssertionError(f"no output of {first} or later within {timeout} s")
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.harness(seconds=60)
+def test_sigterm_to_the_process_group_stops_the_program_cleanly(tmp_path):
+    with EmbeddedBroker(data_dir=str(tmp_path / "broker")) as broker:
+        src, out = f"gs-src-{uuid.uuid4().hex[:6]}", f"gs-out-{uuid.uuid4().hex[:6]}"
+        admin = AdminClient({"bootstrap.servers": broker.address})
+        for fut in admin.create_topics([NewTopic(name, 2, 1) for name in (src, out)]).values():
+            fut.result(30)
+        _produce(broker.address, src, 0, 200)
+        log_path = tmp_path / "app.log"
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(
+                [sys.executable, str(APP), broker.address, src, out, str(tmp_path / "state"), "30"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                deadline = time.monotonic() + 180
+                while len(set(_outputs(broker.address, out))) < 200:
+                    assert proc.poll() is None, log_path.read_text()[-3000:]
+                    assert time.monotonic() < deadline, "no output within 180 s"
+                    time.sleep(1)
+                _produce(broker.address, src, 200, 20_200)
+                # signal while that micro-batch is in flight: its outputs are written, not committed
+                in_flight = _in_flight(broker.address, out, 200)
+                os.killpg(proc.pid, signal.SIGTERM)
+                returncode = proc.wait(120)
+            finally:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+        text = log_path.read_text()
+        assert returncode == 0, text[-3000:]
+        assert "Received SIGTERM: finishing the current micro-batch and stopping" in text
+        assert "Stopped after" in text
+        assert "Exception in thread" not in text and "Traceback" not in text, text[-3000:]
+        deadline = time.monotonic() + 30
+        while _group_alive(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not _group_alive(proc.pid), "a process of the program's group outlived it"
+        ids = _outputs(broker.address, out)
+        assert len(ids) == len(set(ids)), "an output was written twice"
+        assert set(range(200)) <= set(ids)
+        # the micro-batch in flight was finished and committed, not abandoned
+        assert in_flight <= set(ids), f"{len(in_flight - set(ids))} outputs of the batch in flight were not committed"
