@@ -272,6 +272,13 @@ class Application:
             logger.warning("broker_address is set: the Quix Cloud settings (quix_sdk_token, Quix__Sdk__Token) are ignored")
         if isinstance(broker_address, str):
             broker_address = ConnectionConfig(bootstrap_servers=broker_address)
+        if broker_address.oauth_cb is not None:
+            raise ValueError(
+                "ConnectionConfig(oauth_cb=...) is not supported: Spark's tasks get the Kafka settings as "
+                "text, not the driver's Python function. Use sasl_oauthbearer_method='oidc' with "
+                "sasl_oauthbearer_client_id, sasl_oauthbearer_client_secret and "
+                "sasl_oauthbearer_token_endpoint_url, which librdkafka runs itself"
+            )
         consumer_group = consumer_group or env.consumer_group or "quixstreams-default"
         state_path = Path(state_dir if state_dir is not None else (env.state_dir or "state"))
 

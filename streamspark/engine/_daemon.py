@@ -22,6 +22,7 @@ Example (what :mod:`.session` sets for a local master)::
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 __all__ = ("PRELOADED", "preload")
@@ -49,10 +50,17 @@ def preload(names: tuple[str, ...] = PRELOADED) -> list[str]:
             continue
         done.append(name)
     if "pandas" in done:
-        # pyarrow imports its pandas shim the first time it converts Python objects
-        import pyarrow
+        try:  # pyarrow imports its pandas shim the first time it converts Python objects
+            import pyarrow
 
-        pyarrow.array([0])
+            pyarrow.array([0])
+        except Exception as exc:
+            print(f"streamspark daemon: not preloading pyarrow's pandas support: {exc}", file=sys.stderr)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        # a forked worker would otherwise start from the daemon's state of numpy's global
+        # random generator, as every other worker does (Python reseeds only ``random``)
+        os.register_at_fork(after_in_child=numpy.random.seed)
     return done
 
 

@@ -26,11 +26,12 @@ import logging
 import os
 import shlex
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Optional
 
-__all__ = ("worker_python", "shadowing_zips")
+__all__ = ("worker_python", "shadowing_zips", "restores_sigterm")
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,8 @@ def shadowing_zips() -> list[str]:
 
 _SCRIPT = """#!/bin/sh
 # Written by streamspark: runs {python} without Spark's zipped copies of installed packages
-# on PYTHONPATH (Python caches no bytecode for modules imported from a zip).
+# on PYTHONPATH (Python caches no bytecode for modules imported from a zip), with SIGTERM's
+# default action (the JVM that starts it may ignore SIGTERM, see engine/session.py).
 set -f
 kept=""
 IFS=:
@@ -80,8 +82,35 @@ done
 unset IFS
 PYTHONPATH="$kept"
 export PYTHONPATH
-exec {python} "$@"
+exec {prefix}{python} "$@"
 """
+
+#: the launchers written by :func:`worker_python` that start Python with SIGTERM's default action
+_RESTORING: set[str] = set()
+
+
+def _default_sigterm_prefix() -> str:
+    """``env --default-signal=TERM `` where this system's ``env`` has that option (GNU coreutils
+    8.31 and later): a process started through it gets SIGTERM's default action even when its
+    parent ignores SIGTERM. Empty otherwise."""
+    env = shutil.which("env")
+    if env is None:
+        return ""
+    try:
+        done = subprocess.run([env, "--default-signal=TERM", "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f"{shlex.quote(env)} --default-signal=TERM " if done.returncode == 0 else ""
+
+
+def restores_sigterm(python: Optional[str]) -> bool:
+    """Whether ``python`` (a ``PYSPARK_PYTHON``) is a launcher of :func:`worker_python` that
+    starts Spark's Python processes with SIGTERM's default action.
+
+    >>> restores_sigterm("/usr/bin/python3")
+    False
+    """
+    return python in _RESTORING
 
 
 def worker_python(python: str) -> str:
@@ -93,7 +122,10 @@ def worker_python(python: str) -> str:
     folder = tempfile.mkdtemp(prefix="streamspark-python-")
     atexit.register(shutil.rmtree, folder, True)
     path = Path(folder, "python")
-    path.write_text(_SCRIPT.format(python=shlex.quote(python), patterns="|".join(shlex.quote(z) for z in zips)))
+    prefix = _default_sigterm_prefix()
+    path.write_text(_SCRIPT.format(python=shlex.quote(python), patterns="|".join(shlex.quote(z) for z in zips), prefix=prefix))
     path.chmod(0o755)
+    if prefix:
+        _RESTORING.add(str(path))
     logger.debug("Spark's Python processes start through %s (dropping %s)", path, zips)
     return str(path)

@@ -8,9 +8,10 @@ import shutil
 import re
 import sys
 import threading
+from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from ._worker_python import worker_python
+from ._worker_python import restores_sigterm, worker_python
 from ._warmup import WarmupSource, start_warmup, warmup_enabled
 from .jvm_archive import java_options
 from .masters import default_master, is_local_master, running_session, submitted_conf
@@ -25,6 +26,7 @@ __all__ = (
     "py_files_for_streaming_sources",
     "quiet_accumulator_server",
     "leave_sigterm_to_python",
+    "task_daemon",
     "DEFAULT_SPARK_CONF",
 )
 
@@ -100,6 +102,9 @@ def get_spark(
                 merged[SHUFFLE_PARTITIONS] = str(local_cores(master))
             # bind Spark to the loopback interface (and skip its warning about the host name)
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            daemon = task_daemon({**submitted, **merged})
+            if daemon is not None:
+                merged.setdefault(DAEMON_MODULE, daemon)
         # what spark-submit was given wins over streamspark's defaults, not over the program's own
         merged = {key: value for key, value in merged.items() if key not in submitted or key in user}
         builder = SparkSession.builder.master(master)
@@ -108,9 +113,16 @@ def get_spark(
         for key, value in merged.items():
             builder = builder.config(key, str(value))
         logger.info("Starting Spark (master=%s)", master)
-        launches_jvm = "PYSPARK_GATEWAY_PORT" not in os.environ
+        # the JVM this process starts may leave SIGTERM to the program when the Python processes
+        # it starts in turn get SIGTERM's default back (they inherit an ignored signal)
+        sigterm_to_python = (
+            "PYSPARK_GATEWAY_PORT" not in os.environ
+            and "spark.pyspark.python" not in merged
+            and "spark.pyspark.python" not in submitted
+            and restores_sigterm(os.environ.get("PYSPARK_PYTHON"))
+        )
         spark = builder.getOrCreate()
-        if launches_jvm:
+        if sigterm_to_python:
             leave_sigterm_to_python(spark)
         spark.sparkContext.setLogLevel("ERROR")
         quiet_accumulator_server(spark.sparkContext)
@@ -125,16 +137,18 @@ def get_spark(
 
 
 def leave_sigterm_to_python(spark: Any) -> bool:
-    """Make the JVM this process started ignore SIGTERM, so that a SIGTERM to the whole process
-    group (``kill -- -PGID``, systemd's default ``KillMode``, a supervisor stopping a group)
-    reaches the program and not Spark: the program finishes its micro-batch, stops the query
-    and then Spark, as for a SIGTERM to the program alone. Without it the JVM ended at once,
-    the micro-batch in flight failed and Spark printed a Java stack trace on the way out.
+    """Make the JVM this process started ignore SIGTERM, so that a SIGTERM to the program's
+    process group (``kill -- -PGID``, a supervisor stopping a group, the bench) reaches the
+    program and not Spark: the program finishes its micro-batch, stops the query and then
+    Spark, as for a SIGTERM to the program alone. Without it the JVM ended at once, the
+    micro-batch in flight failed and Spark printed a Java stack trace on the way out.
 
     The JVM still goes away with the program: PySpark's gateway exits when the program's end of
-    its stdin pipe closes, whatever ended the program (even SIGKILL). Spark's Python daemons set
-    their own SIGTERM handling. Only for a JVM launched by this process (under spark-submit the
-    JVM is the parent and owns the process). Returns whether SIGTERM is now ignored.
+    its stdin pipe closes, whatever ended the program (even SIGKILL). An ignored signal is
+    inherited by the processes the JVM starts, so :func:`get_spark` calls this only when Spark's
+    Python processes start through the launcher of :mod:`._worker_python`, which gives them
+    SIGTERM's default back; and only for a JVM launched by this process (under spark-submit the
+    JVM is the parent and keeps Spark's handling). Returns whether SIGTERM is now ignored.
 
     Example::
 
@@ -151,10 +165,10 @@ def leave_sigterm_to_python(spark: Any) -> bool:
 
 def quiet_accumulator_server(context: Any) -> None:
     """Keep PySpark's accumulator server from printing a traceback when Spark's JVM goes away
-    first (a SIGTERM to the process group, e.g. ``kill`` of a job or a container's stop, ends
-    the JVM while the program still finishes its micro-batch): its connection then ends in an
-    ``EOFError`` or a ``ConnectionError``, which is logged at debug level. Other errors are
-    reported as before.
+    first (a SIGTERM that reaches the JVM, e.g. systemd's ``KillMode=control-group`` or a JVM
+    that does not leave SIGTERM to the program, ends it while the program still finishes its
+    micro-batch): its connection then ends in an ``EOFError`` or a ``ConnectionError``, which is
+    logged at debug level. Other errors are reported as before.
 
     Example::
 
@@ -392,8 +406,28 @@ def _with_local_defaults(conf: dict[str, Any], driver_memory: Any = None) -> dic
     if jvm_options:
         merged["spark.driver.extraJavaOptions"] = jvm_options
     merged.setdefault("spark.sql.streaming.checkpointFileManagerClass", LOCAL_CHECKPOINT_FILE_MANAGER)
-    merged.setdefault(DAEMON_MODULE, LOCAL_DAEMON)
     return merged
+
+
+def task_daemon(conf: Mapping[str, Any], script_dir: Optional[str] = None, cwd: Optional[str] = None) -> Optional[str]:
+    """The daemon module for a local session's task workers (:mod:`._daemon`), or None to keep
+    Spark's where a fresh interpreter might not import streamspark: with ``--py-files`` (a task
+    puts them on its path, after the daemon has started) or when streamspark is found only
+    through the running script's folder (a daemon starts in the working directory).
+
+    >>> task_daemon({"spark.submit.pyFiles": "deps.zip"}) is None
+    True
+    """
+    if str(conf.get("spark.submit.pyFiles") or "").strip():
+        return None
+    root = Path(__file__).resolve().parents[2]  # the folder that holds the streamspark package
+    if not root.is_dir():  # imported from a zip
+        return None
+    first = script_dir if script_dir is not None else (sys.path[0] if sys.path else "")
+    here = Path(cwd or os.getcwd()).resolve()
+    if first and Path(first).resolve() == root and root != here:
+        return None
+    return LOCAL_DAEMON
 
 
 def _with_local_jvm_options(user: Optional[str]) -> str:

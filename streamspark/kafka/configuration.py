@@ -65,7 +65,9 @@ class ConnectionConfig(BaseModel):
     sasl_kerberos_min_time_before_relogin: Optional[int] = None
     sasl_kerberos_service_name: Optional[str] = None
     sasl_kerberos_principal: Optional[str] = None
-    #: librdkafka's OAUTHBEARER token callback: ``oauth_cb(config_str) -> (token, expiry_seconds)``
+    #: librdkafka's OAUTHBEARER token callback: ``oauth_cb(config_str) -> (token, expiry_seconds)``;
+    #: for Kafka clients built from this config directly (``Application`` refuses it: its tasks
+    #: get the settings as text, see ``sasl_oauthbearer_method="oidc"``)
     oauth_cb: Optional[Callable[[str], tuple[str, float]]] = None
     sasl_oauthbearer_config: Optional[str] = None
     enable_sasl_oauthbearer_unsecure_jwt: Optional[bool] = None

@@ -1,7 +1,8 @@
 """A SIGTERM to the program's whole process group (``kill -- -PGID``, systemd's default
 ``KillMode``) stops it as a SIGTERM to the program alone does: the program finishes its
 micro-batch (its outputs are committed) and stops Spark itself; the JVM does not die under it
-with a Java stack trace, and no process of the group outlives the program."""
+with a Java stack trace, Spark's Python processes still take SIGTERM, and no process of the
+program's session outlives it."""
 
 from __future__ import annotations
 
@@ -76,12 +77,28 @@ def _in_flight(address: str, topic: str, first: int, timeout: float = 60) -> set
     raise AssertionError(f"no output of {first} or later within {timeout} s")
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+def _session(sid: int) -> dict[int, tuple[str, int]]:
+    """The processes of session ``sid``: pid -> (command line, the mask of ignored signals).
+    Spark's Python daemon puts itself in a process group of its own, not in a session."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if int(fields[3]) != sid:  # field 6 of stat: the session id
+                continue
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            status = Path(f"/proc/{name}/status").read_text()
+            ignored = int(status.split("SigIgn:")[1].split()[0], 16)
+        except (OSError, IndexError, ValueError):
+            continue
+        found[int(name)] = (cmdline, ignored)
+    return found
+
+
+_SIGTERM = 1 << (signal.SIGTERM - 1)
 
 
 @pytest.mark.harness(seconds=60)
@@ -106,6 +123,16 @@ def test_sigterm_to_the_process_group_stops_the_program_cleanly(tmp_path):
                     assert proc.poll() is None, log_path.read_text()[-3000:]
                     assert time.monotonic() < deadline, "no output within 180 s"
                     time.sleep(1)
+                processes = _session(proc.pid).values()
+                jvm = [ignored for cmdline, ignored in processes if "SparkSubmit" in cmdline]
+                python = [
+                    ignored
+                    for cmdline, ignored in processes
+                    if "SparkSubmit" not in cmdline and ("pyspark" in cmdline or "_daemon" in cmdline)
+                ]
+                assert jvm and all(ignored & _SIGTERM for ignored in jvm), "the JVM still takes SIGTERM"
+                # what the JVM starts gets SIGTERM's default back (Spark stops its workers with it)
+                assert python and not any(ignored & _SIGTERM for ignored in python), processes
                 _produce(broker.address, src, 200, 20_200)
                 # signal while that micro-batch is in flight: its outputs are written, not committed
                 in_flight = _in_flight(broker.address, out, 200)
@@ -121,9 +148,9 @@ def test_sigterm_to_the_process_group_stops_the_program_cleanly(tmp_path):
         assert "Stopped after" in text
         assert "Exception in thread" not in text and "Traceback" not in text, text[-3000:]
         deadline = time.monotonic() + 30
-        while _group_alive(proc.pid) and time.monotonic() < deadline:
+        while _session(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert not _group_alive(proc.pid), "a process of the program's group outlived it"
+        assert not _session(proc.pid), f"processes of the program's session outlived it: {_session(proc.pid)}"
         ids = _outputs(broker.address, out)
         assert len(ids) == len(set(ids)), "an output was written twice"
         assert set(range(200)) <= set(ids)

@@ -141,7 +141,7 @@ def _report_error(server, exc: BaseException) -> None:
 
 @pytest.mark.parametrize("exc", [EOFError(), ConnectionResetError(104, "Connection reset by peer")])
 def test_the_jvm_closing_its_accumulator_connection_prints_no_traceback(spark, capsys, exc):
-    """A SIGTERM to the process group ends the JVM while the program still finishes its
+    """A SIGTERM that reaches the JVM ends it while the program still finishes its
     micro-batch: the accumulator server's connection then ends in one of these."""
     _report_error(spark.sparkContext._accumulatorServer, exc)
     assert capsys.readouterr().err == ""
@@ -175,3 +175,42 @@ def test_local_tasks_run_in_workers_forked_from_the_preloading_daemon(spark):
     daemon, loaded = spark.sparkContext.parallelize([0], 1).mapPartitions(lambda it: [probe(x) for x in it]).collect()[0]
     assert daemon == "streamspark.engine._daemon"
     assert loaded == sorted(PRELOADED)
+
+
+def test_workers_forked_from_the_daemon_draw_their_own_numpy_random_numbers():
+    """numpy, unlike ``random``, keeps its global generator's state across a fork: without the
+    daemon's fork hook every worker would draw the same numbers."""
+    import os
+
+    import numpy as np
+
+    from streamspark.engine._daemon import preload
+
+    preload(("numpy",))
+    np.random.seed(7)
+    draws = []
+    for _ in range(3):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover (the child)
+            os.write(write_end, repr(float(np.random.rand())).encode())
+            os._exit(0)
+        os.waitpid(pid, 0)
+        draws.append(os.read(read_end, 64))
+        os.close(read_end)
+        os.close(write_end)
+    assert len(set(draws)) == 3
+
+
+def test_the_task_daemon_is_used_only_where_a_fresh_interpreter_imports_streamspark(tmp_path):
+    from pathlib import Path
+
+    import streamspark
+    from streamspark.engine.session import LOCAL_DAEMON, task_daemon
+
+    root = str(Path(streamspark.__file__).resolve().parents[1])
+    assert task_daemon({}, script_dir=str(tmp_path), cwd=str(tmp_path)) == LOCAL_DAEMON  # installed
+    assert task_daemon({"spark.submit.pyFiles": "deps.zip"}, script_dir=str(tmp_path)) is None
+    # found only through the script's folder, started elsewhere: a daemon would not find it
+    assert task_daemon({}, script_dir=root, cwd=str(tmp_path)) is None
+    assert task_daemon({}, script_dir=root, cwd=root) == LOCAL_DAEMON

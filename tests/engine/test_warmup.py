@@ -44,8 +44,10 @@ for pid in descendants(os.getpid()):
             argv = f.read().decode().split("\0")
     except OSError:
         continue
-    if "pyspark.daemon" in argv:
-        daemons.append(argv[argv.index("pyspark.daemon") + 1])
+    # Spark's own daemon, or streamspark's for task workers (engine/_daemon.py)
+    for module in ("pyspark.daemon", "streamspark.engine._daemon"):
+        if module in argv:
+            daemons.append(argv[argv.index(module) + 1])
 print(json.dumps({"done": done, "daemons": daemons}))
 """
 

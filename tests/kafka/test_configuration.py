@@ -88,3 +88,11 @@ def test_client_oauth_and_ssl_store_settings_reach_librdkafka_under_their_names(
         "enable.ssl.certificate.verification": False,
         "sasl.kerberos.min.time.before.relogin": 60000,
     }
+
+
+def test_an_application_refuses_an_oauth_callback_and_names_the_way_that_works():
+    from streamspark import Application
+
+    cfg = ConnectionConfig(bootstrap_servers="h:1", oauth_cb=lambda config: ("t", 0.0))
+    with pytest.raises(ValueError, match="oauth_cb=.*not supported.*sasl_oauthbearer_method='oidc'"):
+        Application(broker_address=cfg, loglevel=None)

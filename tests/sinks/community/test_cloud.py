@@ -146,9 +146,8 @@ def test_bigquery_needs_the_table_without_auto_update_emulator(bigquery_emulator
         bq_sink(bigquery_emulator, dataset="ds", table="absent", schema_auto_update=False).start()
     sink = bq_sink(bigquery_emulator, table="strict")
     sink.start()
-    feed(sink, make_batch([1, 2]))
-    with pytest.raises(TypeError, match="BigQuerySink accepts dict values only"):
-        sink.flush()
+    with pytest.raises(TypeError, match='Sink "BigQuerySink" supports only dictionaries'):
+        feed(sink, make_batch([1, 2]))
 
 
 # -- client-boundary tests (no Pub/Sub emulator or Neo4j server installable here) ---------------
