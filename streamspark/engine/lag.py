@@ -17,6 +17,8 @@ import json
 import logging
 from typing import Any, Optional
 
+from .progress_log import Throttle
+
 __all__ = ("LagMonitor", "end_offsets", "total_lag", "Lag")
 
 logger = logging.getLogger(__name__)
@@ -57,6 +59,7 @@ class LagMonitor:
         self.batch_id: Optional[int] = None
         self._consumer: Any = None
         self._logged: Optional[int] = None
+        self._throttle = Throttle()
 
     def update(self, progress: Optional[dict[str, Any]]) -> Optional[Lag]:
         """Take a progress report; returns the new lag when it names a batch not seen yet."""
@@ -82,9 +85,12 @@ class LagMonitor:
         self.lag, self.batch_id = lag, progress["batchId"]
         total = total_lag(lag)
         if total != self._logged:
+            # INFO when the reports are due (at most every 10 s) or the lag has just been caught up
+            caught_up = total == 0 and bool(self._logged)
             self._logged = total
             detail = ", ".join(f"{t}[{p}]={n}" for t, parts in lag.items() for p, n in parts.items())
-            logger.info("Consumer lag after batch %d: %d (%s)", self.batch_id, total, detail)
+            log = logger.info if self._throttle.due() or caught_up else logger.debug
+            log("Consumer lag after batch %d: %d (%s)", self.batch_id, total, detail)
         return lag
 
     @property

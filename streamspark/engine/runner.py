@@ -20,6 +20,7 @@ from .strategies import FUSED_GROUP_BY, FUSED_SOURCE, ONE_FLUSH_PER_PARTITION, P
 from .task_entry import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
 from .bucketing import end_buckets, key_bucket_column, partition_bucket_column
 from .lag import LagMonitor, end_offsets, total_lag
+from .progress_log import BatchLog
 from .summary import SUMMARY_SCHEMA, ProducerFlush, TaskSummary
 from .session import get_spark, parallelism
 
@@ -137,6 +138,8 @@ class QueryRunner:
         #: the query stopped because the Kafka source could not plan (broker unreachable, ...)
         self._source_failed = False
         self.lag_monitor = LagMonitor(kafka_config, timeout=min(request_timeout, 5.0))
+        #: the micro-batches' log lines (INFO at most every 10 s, every batch at DEBUG)
+        self.batch_log = BatchLog(logger)
         self._progress_seen: Optional[str] = None
         self._batch_had_data = False
 
@@ -209,14 +212,7 @@ class QueryRunner:
                     if summary.collected:
                         self.collected.extend(summary.collected)
         if batch_inputs:
-            logger.info(
-                "Batch %d: %d in, %d out, %d skipped in %.2fs",
-                batch_id,
-                batch_inputs,
-                batch_outputs,
-                skipped,
-                time.monotonic() - started,
-            )
+            self.batch_log.batch(batch_id, batch_inputs, batch_outputs, skipped, time.monotonic() - started)
         if self.progress is not None:
             self.progress(
                 {

@@ -29,6 +29,25 @@ def test_lag_is_the_high_watermark_minus_the_committed_end(broker, kafka, caplog
         monitor.close()
 
 
+def test_the_lag_is_logged_at_info_when_due_or_caught_up_and_at_debug_otherwise(broker, kafka, caplog):
+    topic = kafka.new_topic(partitions=1)
+    kafka.produce(topic, [{"value": b"x", "partition": 0} for _ in range(100)])
+    monitor = LagMonitor({"bootstrap.servers": broker.address})
+    try:
+        with caplog.at_level(logging.DEBUG, logger="streamspark.engine.lag"):
+            monitor.update(_progress(0, {topic: {"0": 40}}))  # the first report: INFO
+            monitor.update(_progress(1, {topic: {"0": 70}}))  # within 10 s of it: DEBUG
+            monitor.update(_progress(2, {topic: {"0": 100}}))  # caught up: INFO
+        lines = [(r.levelname, r.getMessage().split(" (")[0]) for r in caplog.records if "Consumer lag" in r.getMessage()]
+        assert lines == [
+            ("INFO", "Consumer lag after batch 0: 60"),
+            ("DEBUG", "Consumer lag after batch 1: 30"),
+            ("INFO", "Consumer lag after batch 2: 0"),
+        ]
+    finally:
+        monitor.close()
+
+
 def test_end_offsets_reads_both_forms_of_the_report():
     assert end_offsets({"sources": [{"endOffset": {"a": {"3": 9}}}]}) == {"a": {3: 9}}
     assert end_offsets(None) == {} and end_offsets({"sources": [{"endOffset": None}]}) == {}
