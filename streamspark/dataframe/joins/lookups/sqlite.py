@@ -179,9 +179,11 @@ _connections_lock = threading.Lock()
 class SQLiteLookup(BaseLookup[Union[SQLiteLookupField, SQLiteLookupQueryField]]):
     """Enrich records with data of a SQLite database, read-only, with a per-field LRU cache.
 
-    The database is opened on the first record a process handles (one connection per Spark
-    worker process, kept across micro-batches), so the file must exist at ``path`` on every
-    worker; a relative path is taken from the directory the application runs in. Results are
+    The database is opened read-only here (a file that cannot be opened raises
+    :class:`~.exceptions.SQLiteLookupError`, a ``sqlite3.OperationalError``, as in Quix Streams),
+    then on the first record a process handles (one connection per Spark worker process, kept
+    across micro-batches), so the file must exist at ``path`` where the application is built
+    and on every worker; a relative path is taken from the directory the application runs in. Results are
     cached per field name and target key for the field's ``ttl``, up to ``cache_size`` entries
     per process.
 
@@ -210,6 +212,10 @@ class SQLiteLookup(BaseLookup[Union[SQLiteLookupField, SQLiteLookupQueryField]])
         self._timeout = timeout
         self._token = uuid.uuid4().hex
         self._local = _Connection(cache_size)
+        try:  # as in Quix Streams, a database that cannot be opened fails here, not at the first record
+            sqlite3.connect(self._uri, uri=True, timeout=self._timeout).close()
+        except sqlite3.Error as exc:
+            raise SQLiteLookupError(f"{self!r} cannot open its database {os.path.abspath(self.db_path)!r}: {exc}") from exc
 
     def __repr__(self) -> str:
         return f"SQLiteLookup(path={self.db_path!r})"

@@ -148,14 +148,23 @@ def test_mutating_an_enriched_value_does_not_change_the_cache(devices_db):
     assert enrich(lookup, fields, {"device": "d2"})["rows"] == [{"model": "m2"}]
 
 
-def test_a_missing_database_raises_an_error_naming_the_lookup(tmp_path):
+def test_a_missing_database_fails_at_construction_as_in_quix_streams(tmp_path):
     path = tmp_path / "devices.db"
+    with pytest.raises(SQLiteLookupError, match=rf"SQLiteLookup\(path='{path}'\) cannot open its database") as info:
+        SQLiteLookup(str(path))
+    assert isinstance(info.value, sqlite3.OperationalError)
+
+
+def test_a_database_gone_after_construction_raises_an_error_naming_the_lookup(tmp_path):
+    path = tmp_path / "devices.db"
+    make_devices_db(path)
     lookup = SQLiteLookup(str(path))
+    path.unlink()
     fields = {"model": SQLiteLookupField(table="devices", columns=["model"], on="id")}
     with pytest.raises(SQLiteLookupError, match=rf"SQLiteLookup\(path='{path}'\) cannot open its database") as info:
         enrich(lookup, fields, {"device": "d1"})
     assert isinstance(info.value, sqlite3.OperationalError)
-    # a failure is not remembered: once the file is there, the lookup works
+    # a failure is not remembered: once the file is there again, the lookup works
     make_devices_db(path)
     assert enrich(lookup, fields, {"device": "d1"}) == {"device": "d1", "model": {"model": "m1"}}
 

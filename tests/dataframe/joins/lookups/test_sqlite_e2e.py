@@ -54,9 +54,10 @@ def test_sqlite_lookup_end_to_end(make_app, kafka, tmp_path):
         },
     )
     audited = sdf[sdf["audit"]]
-    audited.join_lookup(
-        SQLiteLookup(str(tmp_path / "missing.db")), {"x": SQLiteLookupField(table="audit", columns=["x"], on="id")}, on="device"
-    )
+    # a database there when the lookup is built, gone when the workers open it
+    gone = make_devices_db(tmp_path / "missing.db")
+    audited.join_lookup(SQLiteLookup(gone), {"x": SQLiteLookupField(table="audit", columns=["x"], on="id")}, on="device")
+    (tmp_path / "missing.db").unlink()
     sdf.to_topic(app.topic(out))
     rows = app.run(count=3, timeout=60)
 
