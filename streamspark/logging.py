@@ -19,8 +19,10 @@ LOGGER_NAME = "streamspark"
 
 logger = logging.getLogger(LOGGER_NAME)
 
-_FORMAT = "[%(asctime)s] [%(levelname)s] [%(name)s] : %(message)s"
-_FORMAT_PID = "[%(asctime)s] [%(levelname)s] [%(name)s] [%(process)d] : %(message)s"
+
+def _format(name: str, pid: bool) -> str:
+    label = name.replace("%", "%%")  # a literal label, not a formatting field
+    return f"[%(asctime)s] [%(levelname)s] [{label}]" + (" [%(process)d]" if pid else "") + " : %(message)s"
 
 
 def configure_logging(
@@ -28,21 +30,25 @@ def configure_logging(
     name: str = LOGGER_NAME,
     pid: bool = False,
 ) -> bool:
-    """Attach a stderr handler to the library logger.
+    """Attach a stderr handler to the library's ``streamspark`` logger.
+
+    >>> configure_logging(None)   # no-op
+    False
 
     :param loglevel: a level name or number; ``None`` leaves logging untouched.
-    :param name: the logger to configure.
+    :param name: the log name included in each line (``[time] [LEVEL] [name] : message``); the
+        library's logger is the one configured, whatever the name.
     :param pid: include the process id in each line.
     :returns: True when a handler was installed, False when nothing changed
-        (``loglevel`` is None, or the logger already has handlers).
+        (``loglevel`` is None, or the logger already has handlers, e.g. a second call).
     """
     if loglevel is None:
         return False
-    log = logging.getLogger(name)
+    log = logging.getLogger(LOGGER_NAME)
     if log.handlers:
         return False
     handler = logging.StreamHandler(stream=sys.stderr)
-    handler.setFormatter(logging.Formatter(_FORMAT_PID if pid else _FORMAT))
+    handler.setFormatter(logging.Formatter(_format(name, pid)))
     log.addHandler(handler)
     log.setLevel(loglevel)
     log.propagate = False
