@@ -230,6 +230,18 @@ def test_resolve_by_name_and_instance():
         resolve_deserializer("nope")
 
 
+@pytest.mark.parametrize("given", [5, JSONSerializer, JSONDeserializer])
+def test_neither_a_name_nor_an_instance_is_refused_with_the_reference_message(given):
+    with pytest.raises(
+        SerializerIsNotProvidedError, match=r'^Serializer must be either one of \[.*\] or a subclass of Serializer; got "'
+    ):
+        resolve_serializer(given)
+    with pytest.raises(
+        DeserializerIsNotProvidedError, match=r'^Deserializer must be either one of \[.*\] or a subclass of Deserializer; got "'
+    ):
+        resolve_deserializer(given)
+
+
 def test_exceptions_live_at_the_references_module_path():
     from streamspark.models.serializers import exceptions
 

@@ -68,7 +68,7 @@ def raise_merger(left: Optional[Mapping[Any, Any]], right: Optional[Mapping[Any,
     overlap = lhs.keys() & rhs.keys()
     if overlap:
         raise ValueError(
-            f"Overlapping columns: {', '.join(sorted(map(str, overlap)))}. "
-            'Pass on_merge="keep-left", on_merge="keep-right" or a merge function "(left, right) -> merged"'
+            f"Overlapping columns: {', '.join(sorted(map(str, overlap)))}. You need to provide either an "
+            "\"on_merge\" value of 'keep-left' or 'keep-right' or a custom merger function."
         )
     return {**lhs, **rhs}

@@ -220,6 +220,10 @@ class _Base:
             )
 
 
+#: keys a window processor remembers the opening order of, per partition (see _EventTime)
+_MAX_OPENED = 100_000
+
+
 def _partition_scope() -> tuple[Any, ...]:
     ctx = current_message_context.get()
     return ("__partition__", ctx.topic if ctx else None, ctx.partition if ctx else None)
@@ -231,6 +235,12 @@ class _EventTime:
     def __init__(self, name: str, by_partition: bool) -> None:
         self.name = name
         self.by_partition = by_partition
+        #: partition closing: the order in which keys opened windows since this processor was
+        #: built (a micro-batch on Spark, as Quix Streams orders the keys of its checkpoint)
+        self._opened: dict[tuple[Any, ...], dict[str, int]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_opened": {}}  # what sdf.test() saw stays with it
 
     def peek(self, store: WindowStore, data: dict[str, Any], ts: int) -> int:
         """The event time :meth:`advance` would move to for ``ts``, without moving it."""
@@ -258,16 +268,23 @@ class _EventTime:
                 due = min(seen[1], due)
             keys[repr(key)] = (key, due)
             index["min_due"] = min(index.get("min_due", math.inf), due)
+            opened = self._opened.setdefault(_partition_scope(), {})
+            if len(opened) >= _MAX_OPENED:  # bounded: past it, later keys close in key order
+                return
+            opened.setdefault(repr(key), len(opened))
 
     def expire_due(self, store: WindowStore, threshold: int, expire: Callable[[Any], KeyResults]) -> KeyResults:
-        """Partition closing: ``expire(key)`` for the keys (in a stable order) whose windows may
-        close at ``threshold``; the partition's earliest due threshold skips the scan otherwise."""
+        """Partition closing: ``expire(key)`` for the keys whose windows may close at
+        ``threshold``: the keys that opened windows since this processor was built first, in that
+        order (as Quix Streams closes the keys written in its current checkpoint first), then the
+        others in key order. The partition's earliest due threshold skips the scan otherwise."""
         index = store.window_data(self.name, _partition_scope())
         if index.get("min_due", math.inf) > threshold:
             return []
         keys = index.get("keys", {})
         out: KeyResults = []
-        for name in sorted(keys):
+        opened = self._opened.get(_partition_scope(), {})
+        for name in sorted(keys, key=lambda n: (0, opened[n], "") if n in opened else (1, 0, n)):
             entry = keys.get(name)
             if entry is not None and entry[1] <= threshold:
                 out.extend(expire(entry[0]))

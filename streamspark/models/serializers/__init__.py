@@ -103,6 +103,10 @@ def resolve_serializer(serializer: SerializerType) -> Serializer:
     """
     if isinstance(serializer, Serializer):
         return serializer
+    if not isinstance(serializer, str):  # e.g. the class instead of an instance
+        raise SerializerIsNotProvidedError(
+            f'Serializer must be either one of {list(SERIALIZERS)} or a subclass of Serializer; got "{serializer}"'
+        )
     try:
         return SERIALIZERS[serializer]()
     except (KeyError, TypeError):
@@ -118,6 +122,10 @@ def resolve_deserializer(deserializer: DeserializerType) -> Deserializer:
     """
     if isinstance(deserializer, Deserializer):
         return deserializer
+    if not isinstance(deserializer, str):  # e.g. the class instead of an instance
+        raise DeserializerIsNotProvidedError(
+            f'Deserializer must be either one of {list(DESERIALIZERS)} or a subclass of Deserializer; got "{deserializer}"'
+        )
     try:
         return DESERIALIZERS[deserializer]()
     except (KeyError, TypeError):

@@ -79,6 +79,11 @@ CASES = {
         [(1, K, 1), (1, K2, 3), (1, K2, 100), (1, K, 5)],
         [[], [], [(w(0, 10, 1), K, 0), (w(0, 10, 1), K2, 0)], []],
     ),
+    "closing by partition: keys close in the order they opened windows (not key order)": (
+        lambda: sdf().tumbling_window(10).count().final(closing_strategy="partition"),
+        [(1, K2, 1), (1, K, 2), (1, b"k3", 15)],
+        [[], [], [(w(0, 10, 1), K2, 0), (w(0, 10, 1), K, 0)]],
+    ),
     "closing by partition: only keys with due windows close, each once": (
         lambda: sdf().tumbling_window(10).count().final(closing_strategy="partition"),
         [(1, K, 1), (1, K2, 15), (1, K, 16), (1, K2, 25), (1, K, 31)],
