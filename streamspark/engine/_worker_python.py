@@ -107,10 +107,22 @@ def restores_sigterm(python: Optional[str]) -> bool:
     """Whether ``python`` (a ``PYSPARK_PYTHON``) is a launcher of :func:`worker_python` that
     starts Spark's Python processes with SIGTERM's default action.
 
+    A launcher another streamspark process wrote counts too (a program started by one inherits
+    its ``PYSPARK_PYTHON``): it is recognised by its content.
+
     >>> restores_sigterm("/usr/bin/python3")
     False
     """
-    return python in _RESTORING
+    if not python:
+        return False
+    if python in _RESTORING:
+        return True
+    try:
+        with open(python, "rb") as launcher:
+            head = launcher.read(4096)
+    except OSError:
+        return False
+    return head.startswith(b"#!/bin/sh\n# Written by streamspark") and b" --default-signal=TERM " in head
 
 
 def worker_python(python: str) -> str:

@@ -116,6 +116,8 @@ def test_sigterm_to_the_process_group_stops_the_program_cleanly(tmp_path):
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                # as `python app.py` from a shell (this test process may have set it for its own Spark)
+                env={k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"},
             )
             try:
                 deadline = time.monotonic() + 180

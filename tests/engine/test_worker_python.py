@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from streamspark.engine._worker_python import shadowing_zips, worker_python
+from streamspark.engine._worker_python import restores_sigterm, shadowing_zips, worker_python
 
 
 def test_launcher_drops_only_the_shadowing_zips_and_runs_the_same_interpreter(tmp_path: Path):
@@ -25,6 +25,32 @@ def test_launcher_drops_only_the_shadowing_zips_and_runs_the_same_interpreter(tm
         check=True,
     ).stdout.splitlines()
     assert out == [os.pathsep.join(kept), sys.prefix]
+
+
+def test_the_launcher_gives_sigterm_its_default_back_and_is_recognised_from_its_content(tmp_path: Path):
+    """Spark's Python processes start through the launcher with SIGTERM's default action even
+    when their parent (a JVM leaving SIGTERM to the program) ignores it; a program started with
+    a launcher another streamspark process wrote (inherited ``PYSPARK_PYTHON``) knows it too."""
+    import shutil
+    import signal
+
+    launcher = worker_python(sys.executable)
+    assert restores_sigterm(launcher)
+    copy = tmp_path / "python"
+    shutil.copy(launcher, copy)  # not written by this process
+    assert restores_sigterm(str(copy))
+    foreign = tmp_path / "other"
+    foreign.write_text('#!/bin/sh\nexec python3 "$@"\n')
+    assert not restores_sigterm(str(foreign)) and not restores_sigterm(sys.executable)
+    probe = "import signal; print(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)"
+    out = subprocess.run(
+        [launcher, "-c", probe],
+        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN),  # as under the JVM
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out == "True"
 
 
 def test_no_launcher_when_spark_home_is_another_distribution(monkeypatch, tmp_path: Path):
