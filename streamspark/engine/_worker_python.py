@@ -85,9 +85,6 @@ export PYTHONPATH
 exec {prefix}{python} "$@"
 """
 
-#: the launchers written by :func:`worker_python` that start Python with SIGTERM's default action
-_RESTORING: set[str] = set()
-
 
 def _default_sigterm_prefix() -> str:
     """``env --default-signal=TERM `` where this system's ``env`` has that option (GNU coreutils
@@ -107,16 +104,14 @@ def restores_sigterm(python: Optional[str]) -> bool:
     """Whether ``python`` (a ``PYSPARK_PYTHON``) is a launcher of :func:`worker_python` that
     starts Spark's Python processes with SIGTERM's default action.
 
-    A launcher another streamspark process wrote counts too (a program started by one inherits
-    its ``PYSPARK_PYTHON``): it is recognised by its content.
+    It is recognised by its content, so a launcher another streamspark process wrote counts too
+    (a program started by one inherits its ``PYSPARK_PYTHON``).
 
     >>> restores_sigterm("/usr/bin/python3")
     False
     """
     if not python:
         return False
-    if python in _RESTORING:
-        return True
     try:
         with open(python, "rb") as launcher:
             head = launcher.read(4096)
@@ -137,7 +132,5 @@ def worker_python(python: str) -> str:
     prefix = _default_sigterm_prefix()
     path.write_text(_SCRIPT.format(python=shlex.quote(python), patterns="|".join(shlex.quote(z) for z in zips), prefix=prefix))
     path.chmod(0o755)
-    if prefix:
-        _RESTORING.add(str(path))
     logger.debug("Spark's Python processes start through %s (dropping %s)", path, zips)
     return str(path)

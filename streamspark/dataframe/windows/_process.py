@@ -261,29 +261,30 @@ class _EventTime:
     def track(self, store: WindowStore, key: Any, due: int) -> None:
         """Partition closing: remember that ``key`` has windows, the first closing at threshold ``due``."""
         if self.by_partition:
-            index = store.window_data(self.name, _partition_scope())
+            scope, name = _partition_scope(), repr(key)
+            index = store.window_data(self.name, scope)
             keys = index.setdefault("keys", {})
-            seen = keys.get(repr(key))
+            seen = keys.get(name)
             if seen is not None:
                 due = min(seen[1], due)
-            keys[repr(key)] = (key, due)
+            keys[name] = (key, due)
             index["min_due"] = min(index.get("min_due", math.inf), due)
-            opened = self._opened.setdefault(_partition_scope(), {})
-            if len(opened) >= _MAX_OPENED:  # bounded: past it, later keys close in key order
-                return
-            opened.setdefault(repr(key), len(opened))
+            opened = self._opened.setdefault(scope, {})
+            if len(opened) < _MAX_OPENED:  # bounded: past it, later keys close in key order
+                opened.setdefault(name, len(opened))
 
     def expire_due(self, store: WindowStore, threshold: int, expire: Callable[[Any], KeyResults]) -> KeyResults:
         """Partition closing: ``expire(key)`` for the keys whose windows may close at
         ``threshold``: the keys that opened windows since this processor was built first, in that
         order (as Quix Streams closes the keys written in its current checkpoint first), then the
         others in key order. The partition's earliest due threshold skips the scan otherwise."""
-        index = store.window_data(self.name, _partition_scope())
+        scope = _partition_scope()
+        index = store.window_data(self.name, scope)
         if index.get("min_due", math.inf) > threshold:
             return []
         keys = index.get("keys", {})
         out: KeyResults = []
-        opened = self._opened.get(_partition_scope(), {})
+        opened = self._opened.get(scope, {})
         for name in sorted(keys, key=lambda n: (0, opened[n], "") if n in opened else (1, 0, n)):
             entry = keys.get(name)
             if entry is not None and entry[1] <= threshold:

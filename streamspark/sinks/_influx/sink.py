@@ -7,14 +7,14 @@ from typing import Any, Optional
 
 from ..base.batch import SinkBatch
 from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
-from ..community._values import require_dict_value
+from ..community._values import DictValuesOnly
 from .http import InfluxDBWriteError, post_lines, ssl_context
 from .points import FieldsSetter, MeasurementSetter, PointConverter, TagsSetter, TimePrecision, TimeSetter
 
 logger = logging.getLogger(__name__)
 
 
-class _InfluxSink(BatchingSink):
+class _InfluxSink(DictValuesOnly, BatchingSink):
     """Converts each partition's batch to line protocol and POSTs it in ``batch_size`` chunks."""
 
     def __init__(
@@ -62,11 +62,6 @@ class _InfluxSink(BatchingSink):
     #: a write refused for the retention policy (HTTP 422) fails the batch; when ``False`` it is
     #: logged and the chunk skipped (InfluxDB3Sink's ``raise_on_retention_violation``)
     _raise_on_retention_violation = True
-
-    def add(self, value: Any, key: Any, timestamp: int, headers: Any, topic: str, partition: int, offset: int) -> None:
-        """Take one record: its value must be a dict (``TypeError`` otherwise, a processing error)."""
-        require_dict_value(self, value)
-        super().add(value, key, timestamp, headers, topic, partition, offset)
 
     def write(self, batch: SinkBatch) -> None:
         conv = self._converter

@@ -8,7 +8,7 @@ from ..base.batch import SinkBatch
 from ..base.item import SinkItem
 from ..base.sink import ClientConnectFailureCallback, ClientConnectSuccessCallback
 
-__all__ = ("key_text", "require_dict", "require_dict_value", "with_metadata", "pop_connect_callbacks")
+__all__ = ("key_text", "require_dict", "require_dict_value", "DictValuesOnly", "with_metadata", "pop_connect_callbacks")
 
 
 def pop_connect_callbacks(
@@ -36,6 +36,16 @@ def require_dict_value(sink: object, value: Any) -> None:
     """
     if not isinstance(value, dict):
         raise TypeError(f'Sink "{type(sink).__name__}" supports only dictionaries, got {type(value)}')
+
+
+class DictValuesOnly:
+    """Mixin for a sink that writes a record's fields as columns, placed before its
+    ``BatchingSink`` base: ``add`` refuses a non-dict value (:func:`require_dict_value`)."""
+
+    def add(self, value: Any, key: Any, timestamp: int, headers: Any, topic: str, partition: int, offset: int) -> None:
+        """Take one record: its value must be a dict (``TypeError`` otherwise, a processing error)."""
+        require_dict_value(self, value)
+        super().add(value, key, timestamp, headers, topic, partition, offset)  # type: ignore[misc]
 
 
 def require_dict(sink: str, item: SinkItem, batch: SinkBatch) -> dict:

@@ -17,7 +17,7 @@ from typing import Any, Optional
 from ..base._delivery import import_optional
 from ..base.batch import SinkBatch
 from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
-from ._values import key_text, require_dict, require_dict_value
+from ._values import DictValuesOnly, key_text, require_dict
 
 __all__ = ("BigQuerySink", "BigQueryInsertError")
 
@@ -67,7 +67,7 @@ def _json_cell(value: Any) -> Any:
     return value
 
 
-class BigQuerySink(BatchingSink):
+class BigQuerySink(DictValuesOnly, BatchingSink):
     """Write dict records as rows with ``timestamp`` (Kafka timestamp) and ``__key`` columns.
 
     :param project_id: Google Cloud project.
@@ -163,11 +163,6 @@ class BigQuerySink(BatchingSink):
             self._client.update_table(table, ["schema"], timeout=self._ddl_timeout)
             self._columns.update(new)
             logger.info("BigQuerySink: added column(s) %s to %s", new, self._table_id)
-
-    def add(self, value: Any, key: Any, timestamp: int, headers: Any, topic: str, partition: int, offset: int) -> None:
-        """Take one record: its value must be a dict (``TypeError`` otherwise, a processing error)."""
-        require_dict_value(self, value)
-        super().add(value, key, timestamp, headers, topic, partition, offset)
 
     def write(self, batch: SinkBatch) -> None:
         if self._client is None:

@@ -18,7 +18,7 @@ from ..base._delivery import import_optional
 from ..base.batch import SinkBatch
 from ..base.item import SinkItem
 from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
-from ._values import key_text, require_dict, require_dict_value
+from ._values import DictValuesOnly, key_text, require_dict
 
 __all__ = ("PostgreSQLSink", "PostgreSQLSinkError")
 
@@ -49,7 +49,7 @@ def _sql_type(value: Any) -> Optional[str]:
     return None
 
 
-class PostgreSQLSink(BatchingSink):
+class PostgreSQLSink(DictValuesOnly, BatchingSink):
     """Write dict records as rows: ``timestamp`` (the Kafka timestamp), ``__key`` and one column
     per value key.
 
@@ -119,11 +119,6 @@ class PostgreSQLSink(BatchingSink):
         return self._client
 
     # -- writing ------------------------------------------------------------------------------
-    def add(self, value: Any, key: Any, timestamp: int, headers: Any, topic: str, partition: int, offset: int) -> None:
-        """Take one record: its value must be a dict (``TypeError`` otherwise, a processing error)."""
-        require_dict_value(self, value)
-        super().add(value, key, timestamp, headers, topic, partition, offset)
-
     def write(self, batch: SinkBatch) -> None:
         self._write_batches([batch])
 

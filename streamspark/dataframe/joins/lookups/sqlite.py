@@ -212,10 +212,7 @@ class SQLiteLookup(BaseLookup[Union[SQLiteLookupField, SQLiteLookupQueryField]])
         self._timeout = timeout
         self._token = uuid.uuid4().hex
         self._local = _Connection(cache_size)
-        try:  # as in Quix Streams, a database that cannot be opened fails here, not at the first record
-            sqlite3.connect(self._uri, uri=True, timeout=self._timeout).close()
-        except sqlite3.Error as exc:
-            raise SQLiteLookupError(f"{self!r} cannot open its database {os.path.abspath(self.db_path)!r}: {exc}") from exc
+        self._open().close()  # as in Quix Streams, a database that cannot be opened fails here
 
     def __repr__(self) -> str:
         return f"SQLiteLookup(path={self.db_path!r})"
@@ -233,15 +230,19 @@ class SQLiteLookup(BaseLookup[Union[SQLiteLookupField, SQLiteLookupQueryField]])
                 local = _connections[self._token] = _Connection(self._cache_size)
         self._local = local
 
+    def _open(self) -> sqlite3.Connection:
+        """A read-only connection to the database, or :class:`SQLiteLookupError`."""
+        try:
+            return sqlite3.connect(self._uri, uri=True, timeout=self._timeout, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise SQLiteLookupError(f"{self!r} cannot open its database {os.path.abspath(self.db_path)!r}: {exc}") from exc
+
     def _connection(self) -> sqlite3.Connection:
         local = self._local
         if local.pid != os.getpid():  # forked: a connection must not cross a fork
             local.pid, local.conn = os.getpid(), None
         if local.conn is None:
-            try:
-                local.conn = sqlite3.connect(self._uri, uri=True, timeout=self._timeout, check_same_thread=False)
-            except sqlite3.Error as exc:
-                raise SQLiteLookupError(f"{self!r} cannot open its database {os.path.abspath(self.db_path)!r}: {exc}") from exc
+            local.conn = self._open()
             logger.debug("%r opened its database (cache size %d)", self, self._cache_size)
         return local.conn
 
