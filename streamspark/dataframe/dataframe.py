@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Literal, Mapping, NoRetur
 
 from ..context import set_message_context
 from ..core.stream import JoinStep, Stream, StreamNode, compose
+from ..core.stream.expressions import Constant
 from ..core.stream.nodes import ApplyNode, FilterNode, UpdateNode
 from ..models.messagecontext import MessageContext
 from ..models.topics.topic import Topic
@@ -31,7 +32,7 @@ from ..state.store import KeyedStateStore
 from ._table import DEFAULT_LIVE, DEFAULT_LIVE_SLOWDOWN, LiveSettings, TablePrinter
 from .exceptions import GroupByDuplicate, GroupByNestingLimit, InvalidOperation
 from .joins.lookups.base import BaseField, BaseLookup
-from .series import StreamingSeries, value_function
+from .series import StreamingSeries, series_expression, value_function
 
 if TYPE_CHECKING:
     from .joins.base import OnOverlap
@@ -734,7 +735,7 @@ class StreamingDataFrame:
         [({'n': 2}, b'key', 0, None)]
         """
         if isinstance(item, StreamingSeries):
-            return self._derive(self._stream.add_filter(value_function(item), metadata=True))
+            return self._derive(self._stream.add_filter(value_function(item), metadata=True, expression=series_expression(item)))
         if isinstance(item, StreamingDataFrame):
             return self._derive(self._stream.add_returning("filter", self._stream.diff(item._stream)))  # noqa: SLF001
         if isinstance(item, list):
@@ -773,9 +774,12 @@ class StreamingDataFrame:
             def _set(v: Any, k: Any, t: int, h: Headers) -> None:
                 v[key] = f(v, k, t, h)
 
-            self._in_place(self._stream.add_update(_set, metadata=True))
+            expression = series_expression(value)
+            assigns = (key, expression) if isinstance(key, str) and expression is not None else None
+            self._in_place(self._stream.add_update(_set, metadata=True, assigns=assigns))
         else:
-            self._in_place(self._stream.add_update(functools.partial(_set_constant, key, value)))
+            assigns = (key, Constant(value)) if isinstance(key, str) else None
+            self._in_place(self._stream.add_update(functools.partial(_set_constant, key, value), assigns=assigns))
 
     def __bool__(self) -> NoReturn:
         raise InvalidOperation(

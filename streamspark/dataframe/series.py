@@ -18,6 +18,7 @@ import operator
 from typing import TYPE_CHECKING, Any, Callable, Container, Iterator, NoReturn, Optional
 
 from ..context import set_message_context
+from ..core.stream.expressions import Binary, Column, Constant, Expression, Logic, Not, binary_name
 from ..models.messagecontext import MessageContext
 from ..models.types import Headers
 from .exceptions import ColumnDoesNotExist, InvalidColumnReference, InvalidOperation
@@ -25,7 +26,7 @@ from .exceptions import ColumnDoesNotExist, InvalidColumnReference, InvalidOpera
 if TYPE_CHECKING:
     from ..core.stream import ReturningFn, Stream
 
-__all__ = ("StreamingSeries",)
+__all__ = ("StreamingSeries", "value_function", "series_expression")
 
 #: f(value, key, timestamp, headers) -> scalar
 SeriesFunc = Callable[[Any, Any, int, Headers], Any]
@@ -66,6 +67,28 @@ def value_function(series: "StreamingSeries") -> SeriesFunc:
     return series._func  # noqa: SLF001
 
 
+def series_expression(series: "StreamingSeries") -> Optional[Expression]:
+    """What the series computes as an expression tree (``streamspark.core.stream.expressions``),
+    or None when it runs a function (``.apply``, ``.isin``, a dataframe's steps...).
+
+    >>> from streamspark.dataframe import StreamingDataFrame
+    >>> from streamspark.models import Topic
+    >>> sdf = StreamingDataFrame(Topic("t"))
+    >>> series_expression(sdf["temp"] > 25)
+    Binary(op='gt', left=Column(name='temp'), right=Constant(value=25))
+    >>> series_expression(sdf["temp"].apply(round)) is None
+    True
+    """
+    return series._expr  # noqa: SLF001
+
+
+def _operand(other: Any) -> Optional[Expression]:
+    """The expression of an operand: a series' tree (None without one), or a constant."""
+    if isinstance(other, StreamingSeries):
+        return other._expr  # noqa: SLF001
+    return Constant(other)
+
+
 class StreamingSeries:
     """A per-record expression; built from ``sdf["col"]`` and combined with operators.
 
@@ -81,13 +104,15 @@ class StreamingSeries:
     :param stream: a :class:`~streamspark.core.stream.Stream` of apply steps to run instead.
     """
 
-    __slots__ = ("_func", "_name", "_sdf_id")
+    __slots__ = ("_func", "_name", "_sdf_id", "_expr")
 
     def __init__(self, sdf_id: Optional[int] = None, name: Optional[str] = None, stream: Optional["Stream"] = None) -> None:
+        self._expr: Optional[Expression] = None
         if stream is not None:
             self._func = _from_stream(stream)
         elif name:
             self._func = _column_getter(name)
+            self._expr = Column(name)
         else:
             raise ValueError('Either "name" or "stream" must be passed')
         self._name = name
@@ -113,6 +138,7 @@ class StreamingSeries:
         series._func = func  # noqa: SLF001
         series._name = None  # noqa: SLF001
         series._sdf_id = sdf_id  # noqa: SLF001
+        series._expr = None  # noqa: SLF001
         return series
 
     def evaluate(self, value: Any, key: Any = None, timestamp: int = 0, headers: Headers = None) -> Any:
@@ -146,8 +172,10 @@ class StreamingSeries:
         return context.run(self.compose_returning(), value, key, timestamp, headers)
 
     # --- building ----------------------------------------------------------------------
-    def _derive(self, func: SeriesFunc) -> "StreamingSeries":
-        return StreamingSeries.from_apply_callback(func, self._sdf_id)
+    def _derive(self, func: SeriesFunc, expression: Optional[Expression] = None) -> "StreamingSeries":
+        series = StreamingSeries.from_apply_callback(func, self._sdf_id)
+        series._expr = expression  # noqa: SLF001
+        return series
 
     def _validate_other_series(self, other: Any) -> None:
         if isinstance(other, StreamingSeries) and other._sdf_id != self._sdf_id:  # noqa: SLF001
@@ -181,7 +209,11 @@ class StreamingSeries:
             def run(v: Any, k: Any, t: int, h: Headers) -> Any:
                 return op(f(v, k, t, h), other)
 
-        return self._derive(run)
+        name, mine, theirs = binary_name(op), self._expr, _operand(other)
+        expression: Optional[Expression] = None
+        if name is not None and mine is not None and theirs is not None:
+            expression = Binary(name, theirs, mine) if reflected else Binary(name, mine, theirs)
+        return self._derive(run, expression)
 
     def __getitem__(self, item: Any) -> "StreamingSeries":
         return self._binary(item, operator.getitem)
@@ -259,8 +291,10 @@ class StreamingSeries:
         self._validate_other_series(o)
         first = self._func
         second = o._func if isinstance(o, StreamingSeries) else _constant(o)  # noqa: SLF001
+        left, right = self._expr, _operand(o)
         if reflected:
             first, second = second, first
+            left, right = right, left
         if conjunction:
 
             def run(v: Any, k: Any, t: int, h: Headers) -> Any:
@@ -271,7 +305,8 @@ class StreamingSeries:
             def run(v: Any, k: Any, t: int, h: Headers) -> Any:
                 return first(v, k, t, h) or second(v, k, t, h)
 
-        return self._derive(run)
+        expression = Logic(conjunction, left, right) if left is not None and right is not None else None
+        return self._derive(run, expression)
 
     def __and__(self, o: Any) -> "StreamingSeries":
         """Logical *and* (not bitwise, even for numbers); the right side runs only when the left is truthy."""
@@ -289,7 +324,9 @@ class StreamingSeries:
 
     def __invert__(self) -> "StreamingSeries":
         """Logical *not* (not bitwise, even for numbers)."""
-        return self.apply(operator.not_)
+        negated = self.apply(operator.not_)
+        negated._expr = Not(self._expr) if self._expr is not None else None  # noqa: SLF001
+        return negated
 
     __hash__ = None  # type: ignore[assignment]
 

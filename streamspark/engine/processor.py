@@ -22,12 +22,16 @@ from ..sinks.base.sink import BaseSink
 from ._plan import PipelinePlan
 from .callbacks import flush_stdout
 from .emitter import Emitter, flush_producer, output_collector, plan_sinks
-from .strategies import AVRO_CHUNKS, COLUMNAR_WINDOWS, RAW_SINK_CHUNKS
+from .columnar_prefix import ColumnarPrefix
+from .strategies import AVRO_CHUNKS, COLUMNAR_PREFIX, COLUMNAR_WINDOWS, RAW_SINK_CHUNKS
 from .summary import ProducerFlush, Stage, TaskError, TaskSummary
 from .task_failure import TaskFailure, skip_on_error
 from .task_identity import current_task
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..core.stream.nodes import PushFn
     from ..models.serializers.avro import ArrowAvroDecoder
 
 __all__ = ("TaskProcessor", "RawRecords", "RawTarget", "raw_sinks", "avro_chunk_decoders")
@@ -172,6 +176,9 @@ class TaskProcessor:
         self.raw_sinks: dict[str, RawTarget] = {}
         #: topics whose chunks of values are decoded at once (see ``_chunk_deserializer``)
         self.avro_chunks: dict[str, ArrowAvroDecoder] = {}
+        #: the columnar prefix of those topics (see ``columnar_prefix``) and the ``push`` of
+        #: what follows it
+        self.prefixes: dict[str, tuple[ColumnarPrefix, PushFn]] = {}
         self.txn: Any = None
         #: windows computed a batch at a time (the columnar path), flushed after each batch; only
         #: with one input tree, or the outputs of the trees would reorder against each other
@@ -194,12 +201,26 @@ class TaskProcessor:
                     self.raw_sinks = raw_sinks(plan, self.sinks)
                 if AVRO_CHUNKS.name in plan.strategies:
                     self.avro_chunks = avro_chunk_decoders(plan)
-                self.pushes = {
-                    name: compose(
-                        root, collect=leaf, emitter=self.emitter, states=states, split_groups=stage == "pre", batched=self.batched
+                prefixes = {}
+                if COLUMNAR_PREFIX.name in plan.strategies:
+                    prefixes = {name: ColumnarPrefix.of(plan.roots[name]) for name in self.avro_chunks}
+                for name, root in plan.roots.items():
+                    prefix = prefixes.get(name)
+                    after = prefix.last.children if prefix is not None and prefix.last is not None else []
+                    entries: dict[int, Optional[PushFn]] = {after[0].id: None} if after else {}
+                    self.pushes[name] = compose(
+                        root,
+                        collect=leaf,
+                        emitter=self.emitter,
+                        states=states,
+                        split_groups=stage == "pre",
+                        batched=self.batched,
+                        entries=entries,
                     )
-                    for name, root in plan.roots.items()
-                }
+                    if prefix is not None:
+                        rest = entries[after[0].id] if after else leaf
+                        if rest is not None:
+                            self.prefixes[name] = (prefix, rest)
         except Exception as exc:  # sink setup, producer creation
             self.abandon(TaskFailure(exc, Stage.SETUP, None, None, None))
 
@@ -230,9 +251,16 @@ class TaskProcessor:
                     return
             chunk_deserializer = None
             if self.avro_chunks and records.__class__ is list and records:
-                decoder = self.avro_chunks.get(records[0][0])  # type: ignore[index]
-                if decoder is not None:
-                    chunk_deserializer = self._chunk_deserializer(records, decoder)  # type: ignore[arg-type]
+                topic = records[0][0]  # type: ignore[index]
+                decoder = self.avro_chunks.get(topic)
+                table = self._chunk_table(records, decoder) if decoder is not None else None  # type: ignore[arg-type]
+                if table is not None:
+                    assert decoder is not None
+                    prefixed = self.prefixes.get(topic)
+                    if prefixed is not None and self._process_prefixed(records, table, *prefixed):  # type: ignore[arg-type]
+                        self._flush_batched()
+                        return
+                    chunk_deserializer = self._chunk_deserializer(table, decoder)
             self._process(records, chunk_deserializer)
             self._flush_batched()
         except TaskFailure as fatal:
@@ -319,26 +347,55 @@ class TaskProcessor:
         self.skipped += 1
 
     @staticmethod
-    def _chunk_deserializer(records: list[tuple[Any, ...]], decoder: ArrowAvroDecoder) -> Optional[Callable[..., Any]]:
-        """A record deserializer handing out the values of the chunk ``records`` (one topic's,
-        read as plain schemaless Avro) decoded at once, in order; None when the chunk mixes
-        topics or the decoder refuses it (the topic's deserializer then takes each record)."""
+    def _chunk_table(records: list[tuple[Any, ...]], decoder: ArrowAvroDecoder) -> Optional[pa.Table]:
+        """The values of the chunk ``records`` (one topic's, read as plain schemaless Avro)
+        decoded at once; None when the chunk mixes topics or the decoder refuses it (the
+        topic's deserializer then takes each record, and reports a bad one)."""
         topics, _, _, _, _, _, values, _ = zip(*records)
         if topics.count(topics[0]) != len(topics):
             return None
         try:
-            decoded = decoder.decode_records(values)
+            return decoder.decode(values)
         except Exception:  # anything the decoder did not expect: the per-record path reports it
             logger.debug("A chunk of Avro values goes record by record", exc_info=True)
             return None
-        if decoded is None:
-            return None
-        take = decoded.__next__
+
+    @staticmethod
+    def _chunk_deserializer(table: pa.Table, decoder: ArrowAvroDecoder) -> Callable[..., Any]:
+        """A record deserializer handing out the values of a decoded chunk, in order."""
+        take = decoder.table_records(table).__next__
 
         def deserialize(value: Any, key: Any, headers: Any, timestamp_ms: int, timestamp_type: int) -> Any:
             return ((take(), key, timestamp_ms),)
 
         return deserialize
+
+    def _process_prefixed(self, records: list[tuple[Any, ...]], table: pa.Table, prefix: ColumnarPrefix, push: PushFn) -> bool:
+        """Run a decoded chunk's columnar prefix, then what follows it on each record that
+        passed; False (nothing run) when the prefix refuses the chunk."""
+        selection = prefix.run(table)
+        if selection is None:
+            return False
+        on_processed = self.plan.on_message_processed
+        replay = self._replay
+        values = selection.records()
+        kept = selection.rows.tolist()
+        kept.append(-1)
+        j, wanted = 0, kept[0]
+        n = 0
+        try:
+            for n, (tname, part, offset, stamp, _, key, _, raw_headers) in enumerate(records, 1):
+                if n - 1 == wanted:
+                    headers = _decoded_headers(raw_headers) if raw_headers else None
+                    ctx = MessageContext(tname, part, offset, 0, None, key, stamp, headers)
+                    replay(ctx, next(values), key, stamp, headers, push)
+                    j += 1
+                    wanted = kept[j]
+                if on_processed is not None:
+                    on_processed(tname, part, offset)
+        finally:
+            self.input_count += n
+        return True
 
     def _process(self, records: Iterable[tuple[Any, ...]], chunk_deserializer: Optional[Callable[..., Any]] = None) -> None:
         """Deserialize and run each record; ``chunk_deserializer`` stands for the topics'

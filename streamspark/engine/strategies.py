@@ -13,7 +13,7 @@ False
 >>> Strategies(plain={"no-such-path"})
 Traceback (most recent call last):
 ...
-ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners']
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'columnar-prefix', 'columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners']
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = (
     "RAW_SINK_CHUNKS",
     "RELEASE_PLANNERS",
     "AVRO_CHUNKS",
+    "COLUMNAR_PREFIX",
     "STRATEGIES",
     "PLAIN_PATHS_ENV",
 )
@@ -169,6 +170,28 @@ AVRO_CHUNKS = Strategy(
     checked_by="tests/engine/test_avro_chunks.py",
 )
 
+
+def _prefixed_plain_avro(plan: "PipelinePlan") -> bool:
+    from .columnar_prefix import ColumnarPrefix
+
+    return any(
+        plan.topics[name].raw_avro_decoder() is not None and ColumnarPrefix.of(root) is not None
+        for name, root in plan.roots.items()
+    )
+
+
+#: a topic of plain schemaless Avro whose first steps are filters and assignments of column
+#: expressions (``sdf[sdf["t"] > 25]``, ``sdf["f"] = sdf["t"] * 1.8 + 32``): a task evaluates
+#: them over the decoded chunk's columns at once (``engine/columnar_prefix.py``), and builds
+#: dicts only for the records that pass
+COLUMNAR_PREFIX = Strategy(
+    name="columnar-prefix",
+    applies=_prefixed_plain_avro,
+    plain="each record's dict built, then the filters and assignments run on it one by one",
+    checked_by="tests/engine/test_columnar_prefix.py",
+    requires=("avro-chunks",),
+)
+
 #: in dependency order (a strategy after those it requires)
 STRATEGIES: tuple[Strategy, ...] = (
     FUSED_SOURCE,
@@ -179,6 +202,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     RAW_SINK_CHUNKS,
     RELEASE_PLANNERS,
     AVRO_CHUNKS,
+    COLUMNAR_PREFIX,
 )
 
 

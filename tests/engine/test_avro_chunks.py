@@ -208,7 +208,9 @@ def test_both_paths_on_spark_give_the_same_topic(make_app, kafka, spark, monkeyp
     hot = {**SCHEMA, "name": "Hot", "fields": [f for f in SCHEMA["fields"] if f["name"] != "raw"]}
     hot["fields"] = hot["fields"] + [{"name": "temp_f", "type": "double"}]
     produced = {}
-    for plain in ((), ("avro-chunks",)):
+    # all fast paths; the chunks decoded whole but the filter and assignment run per record;
+    # everything per record
+    for plain in ((), ("columnar-prefix",), ("avro-chunks",)):
         monkeypatch.setattr(runner_module.QueryRunner, "strategies", Strategies(plain=plain))
         out = kafka.new_topic()
         app = make_app()
@@ -224,4 +226,4 @@ def test_both_paths_on_spark_give_the_same_topic(make_app, kafka, spark, monkeyp
             for m in kafka.consume(out, expected=expected)
         )
         assert len(produced[plain]) == expected
-    assert produced[()] == produced[("avro-chunks",)]
+    assert produced[()] == produced[("columnar-prefix",)] == produced[("avro-chunks",)]

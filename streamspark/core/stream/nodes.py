@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional, Protocol
 
 from ...context import current_message_context
+from .expressions import Expression
 from .exceptions import InvalidTopology
 
 __all__ = (
@@ -296,11 +297,19 @@ class _ReturningNode(_FunctionNode):
 
 
 class UpdateNode(_ReturningNode):
-    """The function runs for its side effect; the value passes on unchanged (same object)."""
+    """The function runs for its side effect; the value passes on unchanged (same object).
+
+    ``assigns`` is ``(column, expression)`` when the function only sets ``value[column]`` to
+    what ``expression`` computes (``sdf["col"] = series`` or a constant), else None.
+    """
 
     kind = "update"
     not_returning = "Update functions are not allowed"
-    __slots__ = ()
+    __slots__ = ("assigns",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.assigns: Optional[tuple[str, Expression]] = None
 
     def compile(self, downstream: PushFn, ctx: CompileContext) -> PushFn:
         func, metadata = self.call(ctx)
@@ -321,11 +330,19 @@ class UpdateNode(_ReturningNode):
 
 
 class FilterNode(_ReturningNode):
-    """The record passes on only when the function returns a truthy value."""
+    """The record passes on only when the function returns a truthy value.
+
+    ``expression`` is what the function computes when it is a column expression
+    (``sdf[series]``), else None.
+    """
 
     kind = "filter"
     not_returning = "Filter functions are not allowed"
-    __slots__ = ()
+    __slots__ = ("expression",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.expression: Optional[Expression] = None
 
     def compile(self, downstream: PushFn, ctx: CompileContext) -> PushFn:
         func, metadata = self.call(ctx)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from ...state.exceptions import StoreAlreadyRegisteredError
 from .exceptions import InvalidOperation, InvalidTopology
+from .expressions import Expression
 from .nodes import (
     ApplyNode,
     BatchedWindow,
@@ -142,13 +143,27 @@ class Stream:
         """The return value of ``func`` becomes the value (each item of it with ``expand``)."""
         return self.add(ApplyNode(func, expand=expand, metadata=metadata))
 
-    def add_update(self, func: Callable[..., Any], *, metadata: bool = False) -> "Stream":
-        """``func`` runs for its side effect; the value passes on unchanged (same object)."""
-        return self.add(UpdateNode(func, metadata=metadata))
+    def add_update(
+        self, func: Callable[..., Any], *, metadata: bool = False, assigns: Optional[tuple[str, Expression]] = None
+    ) -> "Stream":
+        """``func`` runs for its side effect; the value passes on unchanged (same object).
 
-    def add_filter(self, func: Callable[..., Any], *, metadata: bool = False) -> "Stream":
-        """The record passes on only when ``func`` returns a truthy value."""
-        return self.add(FilterNode(func, metadata=metadata))
+        :param assigns: ``(column, expression)`` when ``func`` sets ``value[column]`` to what
+            ``expression`` computes and does nothing else (see ``UpdateNode.assigns``)."""
+        node = UpdateNode(func, metadata=metadata)
+        node.assigns = assigns
+        return self.add(node)
+
+    def add_filter(
+        self, func: Callable[..., Any], *, metadata: bool = False, expression: Optional[Expression] = None
+    ) -> "Stream":
+        """The record passes on only when ``func`` returns a truthy value.
+
+        :param expression: what ``func`` computes, when it is a column expression (see
+            ``FilterNode.expression``)."""
+        node = FilterNode(func, metadata=metadata)
+        node.expression = expression
+        return self.add(node)
 
     def add_transform(self, func: Callable[..., Any], *, expand: bool = False) -> "Stream":
         """``func(value, key, ts, headers) -> (value, key, ts, headers)`` (an iterable of them with expand)."""
@@ -447,6 +462,7 @@ def compose(
     split_groups: bool = False,
     below: bool = False,
     batched: Optional[list[BatchedWindow]] = None,
+    entries: Optional[dict[int, Optional[PushFn]]] = None,
 ) -> PushFn:
     """Compile the tree under ``root`` into one ``push(value, key, ts, headers)`` function.
 
@@ -459,6 +475,9 @@ def compose(
         whose records arrive already re-keyed).
     :param batched: when given, windows that have a columnar form (and no branch before them)
         buffer their records and are appended here; the caller flushes them after each batch.
+    :param entries: ``{node id: None}`` of nodes where records may also enter the tree: each
+        is set to the ``push`` that runs that node and what follows it (the same compiled steps
+        the tree's ``push`` reaches).
     """
     node = root.node if isinstance(root, Stream) else root
     leaf: PushFn = collect if collect is not None else (lambda v, k, t, h: None)
@@ -497,7 +516,11 @@ def compose(
                 push = merges[n.id] = children(n, False)
             return push
         if split_groups and isinstance(n, GroupByNode):  # what follows runs after the shuffle
-            return n.compile(leaf, plain)
-        return n.compile(children(n, alone), with_batches if alone else plain)
+            push = n.compile(leaf, plain)
+        else:
+            push = n.compile(children(n, alone), with_batches if alone else plain)
+        if entries is not None and n.id in entries:
+            entries[n.id] = push
+        return push
 
     return children(node, True) if below else build(node, True)

@@ -166,6 +166,10 @@ class ArrowAvroDecoder:
         table = self.decode(values)
         if table is None:
             return None
+        return self.table_records(table, block)
+
+    def table_records(self, table: pa.Table, block: int = 2048) -> Iterator[dict[str, Any]]:
+        """The records of a table :meth:`decode` gave, as :meth:`decode_records` gives them."""
         return _records(table, self.names, block)
 
 
