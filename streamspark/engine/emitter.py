@@ -21,6 +21,7 @@ from ..state.store import scope_key
 from ._plan import PipelinePlan
 from ._producers import DeliveryReports, new_task_producer
 from .bucketing import bucket_of_key
+from .strategies import AVRO_OUTPUT_CHUNKS
 from .summary import Stage
 from .task_failure import TaskFailure, skip_on_error
 
@@ -30,6 +31,8 @@ logger = logging.getLogger(__name__)
 
 #: produced messages between two polls of the producer's delivery reports
 _POLL_EVERY = 1000
+#: the most outputs kept for encoding at once (``avro-output-chunks``)
+_ENCODE_EVERY = 4096
 
 #: per worker process: producers (with their delivery reports) by config
 _producers: dict[str, tuple[Any, DeliveryReports]] = {}
@@ -73,6 +76,9 @@ class Emitter:
         self.produced = 0
         #: the ``topic_sender`` of each output topic (by object id)
         self._senders: dict[int, Callable[[Any, Any, int, Any], None]] = {}
+        #: outputs waiting for their values to be encoded at once (``avro-output-chunks``), and
+        #: what sends them: ``flush_pending`` empties them
+        self._pending: list[tuple[Callable[[], None], list[tuple[Any, ...]]]] = []
 
     def _fail(self, exc: BaseException, stage: Stage) -> TaskFailure:
         return TaskFailure(exc, stage, self.ctx.topic, self.ctx.partition, self.ctx.offset)
@@ -98,20 +104,7 @@ class Emitter:
         on_error = self.plan.on_producer_error
         txn = self.txn
 
-        def send(value: Any, key: Any, timestamp: int, headers: Any) -> None:
-            if txn is not None:
-                if txn.done:
-                    return  # an earlier attempt of this batch committed these outputs
-                txn.begin()
-            try:
-                skey, svalue, out_headers = serialize(key, value, headers)
-            except Exception as exc:
-                ctx = self.ctx
-                if not skip_on_error(
-                    on_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PRODUCER, ctx.topic, ctx.partition, ctx.offset
-                ):
-                    raise self._fail(exc, Stage.PRODUCER) from exc
-                return
+        def deliver(skey: Any, svalue: Any, out_headers: Any, timestamp: int) -> None:
             timestamp = timestamp or 0  # 0 (also for None): the producer stamps the message
             while True:
                 try:
@@ -125,7 +118,69 @@ class Emitter:
             if not self.produced % _POLL_EVERY:
                 producer.poll(0)
 
-        return send
+        def serialize_and_deliver(value: Any, key: Any, timestamp: int, headers: Any, ctx: MessageContext) -> None:
+            try:
+                skey, svalue, out_headers = serialize(key, value, headers)
+            except Exception as exc:
+                if not skip_on_error(
+                    on_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PRODUCER, ctx.topic, ctx.partition, ctx.offset
+                ):
+                    raise TaskFailure(exc, Stage.PRODUCER, ctx.topic, ctx.partition, ctx.offset) from exc
+                return
+            deliver(skey, svalue, out_headers, timestamp)
+
+        encoder = topic.chunk_value_encoder() if AVRO_OUTPUT_CHUNKS.name in self.plan.strategies else None
+        if encoder is None:
+
+            def send(value: Any, key: Any, timestamp: int, headers: Any) -> None:
+                if txn is not None:
+                    if txn.done:
+                        return  # an earlier attempt of this batch committed these outputs
+                    txn.begin()
+                serialize_and_deliver(value, key, timestamp, headers, self.ctx)
+
+            return send
+
+        pending: list[tuple[Any, ...]] = []
+
+        def send_pending() -> None:
+            """Encode the values kept at once, then produce each output in order (record by
+            record, as ``send`` would have, when the encoder refuses the chunk)."""
+            taken = pending.copy()
+            pending.clear()
+            encoded = encoder.encode([item[0] for item in taken])
+            if encoded is None:
+                for item in taken:
+                    serialize_and_deliver(*item)
+                return
+            for svalue, item in zip(encoded, taken):
+                value, key, timestamp, headers, _ = item
+                if key is None or key.__class__ is bytes or key.__class__ is str:
+                    deliver(key, svalue, headers or [], timestamp)
+                else:  # a key the bytes serializer converts (or refuses)
+                    serialize_and_deliver(*item)
+
+        self._pending.append((send_pending, pending))
+
+        def send_later(value: Any, key: Any, timestamp: int, headers: Any) -> None:
+            if txn is not None:
+                if txn.done:
+                    return  # an earlier attempt of this batch committed these outputs
+                txn.begin()
+            pending.append((value, key, timestamp, headers, self.ctx))
+            if len(pending) >= _ENCODE_EVERY:
+                send_pending()
+
+        return send_later
+
+    def flush_pending(self) -> None:
+        """Encode and produce the outputs kept for encoding at once (``avro-output-chunks``):
+        the task calls it after each chunk of input records, before its outputs count as sent.
+        A value that cannot be serialized goes to ``on_producer_error`` with its own record's
+        context; :class:`TaskFailure` when that does not skip it."""
+        for send_pending, pending in self._pending:
+            if pending:
+                send_pending()
 
     def to_group(self, node: Any, value: Any, key: Any, timestamp: int, headers: Any) -> None:
         ctx = self.ctx

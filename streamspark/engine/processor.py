@@ -245,26 +245,31 @@ class TaskProcessor:
         if self.error is not None:
             return
         try:
-            if self.raw_sinks and records.__class__ is list and records:
-                target = self.raw_sinks.get(records[0][0])  # type: ignore[index]
-                if target is not None and self._sink_raw(records, target):  # type: ignore[arg-type]
-                    return
-            chunk_deserializer = None
-            if self.avro_chunks and records.__class__ is list and records:
-                topic = records[0][0]  # type: ignore[index]
-                decoder = self.avro_chunks.get(topic)
-                table = self._chunk_table(records, decoder) if decoder is not None else None  # type: ignore[arg-type]
-                if table is not None:
-                    assert decoder is not None
-                    prefixed = self.prefixes.get(topic)
-                    if prefixed is not None and self._process_prefixed(records, table, *prefixed):  # type: ignore[arg-type]
-                        self._flush_batched()
-                        return
-                    chunk_deserializer = self._chunk_deserializer(table, decoder)
-            self._process(records, chunk_deserializer)
-            self._flush_batched()
+            self._process_chunk(records)
+            self.emitter.flush_pending()  # type: ignore[union-attr]  # set unless setup failed
         except TaskFailure as fatal:
             self.abandon(fatal)
+
+    def _process_chunk(self, records: Iterable[tuple[Any, ...]]) -> None:
+        """What :meth:`process` does before producing the outputs kept for encoding at once."""
+        if self.raw_sinks and records.__class__ is list and records:
+            target = self.raw_sinks.get(records[0][0])  # type: ignore[index]
+            if target is not None and self._sink_raw(records, target):  # type: ignore[arg-type]
+                return
+        chunk_deserializer = None
+        if self.avro_chunks and records.__class__ is list and records:
+            topic = records[0][0]  # type: ignore[index]
+            decoder = self.avro_chunks.get(topic)
+            table = self._chunk_table(records, decoder) if decoder is not None else None  # type: ignore[arg-type]
+            if table is not None:
+                assert decoder is not None
+                prefixed = self.prefixes.get(topic)
+                if prefixed is not None and self._process_prefixed(records, table, *prefixed):  # type: ignore[arg-type]
+                    self._flush_batched()
+                    return
+                chunk_deserializer = self._chunk_deserializer(table, decoder)
+        self._process(records, chunk_deserializer)
+        self._flush_batched()
 
     def _flush_batched(self) -> None:
         """Compute the windows that took the whole batch (downstream ones last)."""
@@ -443,6 +448,7 @@ class TaskProcessor:
                     self.group_pushes[node_id],
                 )
             self._flush_batched()
+            self.emitter.flush_pending()  # type: ignore[union-attr]  # set unless setup failed
         except TaskFailure as fatal:
             self.abandon(fatal)
 
@@ -457,6 +463,7 @@ class TaskProcessor:
         try:
             for tick in tickers:
                 tick(now_ms)
+            self.emitter.flush_pending()
         except TaskFailure as fatal:
             self.abandon(fatal)
         except Exception as exc:
@@ -497,6 +504,7 @@ class TaskProcessor:
         if self.error is None and self.emitter is not None:
             try:
                 set_delivery_unit(self.unit)
+                self.emitter.flush_pending()  # nothing is left by now; in case a caller did not process
                 for node_id, sink in self.sinks.items():
                     self._flush_sink(node_id, sink)
                     if sink.collects_to_driver:

@@ -13,7 +13,7 @@ False
 >>> Strategies(plain={"no-such-path"})
 Traceback (most recent call last):
 ...
-ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'columnar-prefix', 'columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners']
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'avro-output-chunks', 'columnar-prefix', 'columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners']
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ __all__ = (
     "RELEASE_PLANNERS",
     "AVRO_CHUNKS",
     "COLUMNAR_PREFIX",
+    "AVRO_OUTPUT_CHUNKS",
     "STRATEGIES",
     "PLAIN_PATHS_ENV",
 )
@@ -192,6 +193,29 @@ COLUMNAR_PREFIX = Strategy(
     requires=("avro-chunks",),
 )
 
+
+def _one_avro_output(plan: "PipelinePlan") -> bool:
+    from ..core.stream.nodes import SinkNode, ToTopicNode
+
+    outputs = [node for node in plan.nodes() if isinstance(node, (ToTopicNode, SinkNode))]
+    return (
+        not plan.group_nodes
+        and len(outputs) == 1
+        and isinstance(outputs[0], ToTopicNode)
+        and outputs[0].topic.chunk_value_encoder() is not None
+    )
+
+
+#: the plan's one output is a topic of plain schemaless Avro values
+#: (``Topic.chunk_value_encoder``): a task keeps the outputs of a chunk of input records and
+#: encodes their values at once (``ArrowAvroEncoder``) before producing them, in order
+AVRO_OUTPUT_CHUNKS = Strategy(
+    name="avro-output-chunks",
+    applies=_one_avro_output,
+    plain="each output value encoded by the topic's AvroSerializer (fastavro) and produced at once",
+    checked_by="tests/engine/test_avro_output_chunks.py",
+)
+
 #: in dependency order (a strategy after those it requires)
 STRATEGIES: tuple[Strategy, ...] = (
     FUSED_SOURCE,
@@ -203,6 +227,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     RELEASE_PLANNERS,
     AVRO_CHUNKS,
     COLUMNAR_PREFIX,
+    AVRO_OUTPUT_CHUNKS,
 )
 
 

@@ -33,12 +33,13 @@ True
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
 
-__all__ = ("ArrowAvroDecoder",)
+__all__ = ("ArrowAvroDecoder", "ArrowAvroEncoder")
 
 #: Avro primitive type → Arrow type of the decoded column
 _PRIMITIVES: dict[str, pa.DataType] = {
@@ -285,3 +286,137 @@ def _as_column(values: Any, kind: str, n: int) -> pa.Array:
     if isinstance(values, pa.Array):
         return values
     return pa.array(values, type=_PRIMITIVES[kind])
+
+
+#: the largest integer a float64 holds exactly (and every smaller one)
+_EXACT_INT = 2**53
+_GROUPS = np.arange(_VARINT_BYTES, dtype=np.uint64)
+
+
+class ArrowAvroEncoder:
+    """Encodes chunks of dicts as schemaless Avro records of one flat record schema, field by
+    field with array operations, giving fastavro's ``schemaless_writer`` bytes for each.
+
+    A chunk is encoded only when every value is a ``dict`` holding every field of the schema
+    with a value of exactly the type the field takes (``int`` for ``int``/``long``, ``float``
+    or an ``int`` within ±2**53 for ``float``/``double``, ``bool``, ``str``, ``bytes``, None for
+    ``null``); extra keys are ignored, as fastavro does without ``strict``. Otherwise
+    :meth:`encode` returns None and the caller serializes record by record, which reports the
+    bad record (or encodes what fastavro also accepts, such as a ``float`` for an ``int``).
+
+    >>> import fastavro, io
+    >>> schema = fastavro.parse_schema({"type": "record", "name": "R", "fields": [
+    ...     {"name": "id", "type": "long"}, {"name": "name", "type": ["null", "string"]}]})
+    >>> encoder = ArrowAvroEncoder.for_schema(schema)
+    >>> encoder.encode([{"id": 1, "name": "a"}, {"id": -300, "name": None}])
+    [b'\\x02\\x02\\x02a', b'\\xd7\\x04\\x00']
+    >>> encoder.encode([{"id": "1", "name": None}]) is None  # a str for a long
+    True
+    """
+
+    def __init__(self, names: list[str], fields: list[tuple[str, int]]) -> None:
+        self.names = names
+        self._fields = fields
+
+    @classmethod
+    def for_schema(cls, parsed: Any) -> Optional["ArrowAvroEncoder"]:
+        """An encoder for a (fastavro-parsed) record schema, or None when a field has a type it
+        does not cover (the types :class:`ArrowAvroDecoder` covers)."""
+        decoder = ArrowAvroDecoder.for_schema(parsed)
+        return cls(decoder.names, decoder._fields) if decoder is not None else None  # noqa: SLF001
+
+    def encode(self, values: Sequence[Any]) -> Optional[list[bytes]]:
+        """Each value's encoding, in order; None when the chunk is not exactly values of the
+        schema (see the class notes)."""
+        n = len(values)
+        if not n:
+            return []
+        for value in values:
+            if value.__class__ is not dict:
+                return None
+        pieces: list[tuple[np.ndarray, np.ndarray]] = []
+        try:
+            for name, (kind, branch) in zip(self.names, self._fields):
+                column = list(map(itemgetter(name), values))
+                if branch < 0:
+                    pieces += _encoded(column, kind)
+                    continue
+                present = np.fromiter((item is not None for item in column), dtype=bool, count=n)
+                # the union's branch: index ``branch`` for a value, the other one for None
+                index = np.where(present, branch, 1 - branch).astype(np.uint64) << np.uint64(1)
+                pieces.append((np.ones(n, dtype=np.int64), index.astype(np.uint8)))
+                for lengths, data in _encoded([item for item in column if item is not None], kind):
+                    spread = np.zeros(n, dtype=np.int64)
+                    spread[present] = lengths
+                    pieces.append((spread, data))
+        except (_Refused, KeyError, OverflowError, TypeError, ValueError, pa.ArrowException):
+            return None
+        return _assembled(pieces, n)
+
+
+def _all_of(column: list[Any], *kinds: type) -> set[type]:
+    """The types of the column's values, all among ``kinds`` (else refused)."""
+    found = set(map(type, column))
+    if not found.issubset(kinds):
+        raise _Refused
+    return found
+
+
+def _varints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The zigzag varints of int64 ``values``: each one's length in bytes, and all the bytes."""
+    raw = ((values << np.int64(1)) ^ (values >> np.int64(63))).view(np.uint64)
+    groups = (raw[:, None] >> (np.uint64(7) * _GROUPS)) & np.uint64(0x7F)
+    lengths = np.ones(len(raw), dtype=np.int64)
+    for shift in range(7, 7 * _VARINT_BYTES, 7):
+        lengths += raw >= (np.uint64(1) << np.uint64(shift))
+    used = _GROUPS.astype(np.int64)[None, :] < lengths[:, None]
+    more = _GROUPS.astype(np.int64)[None, :] < (lengths - 1)[:, None]
+    data = (groups | (more.astype(np.uint64) << np.uint64(7))).astype(np.uint8)
+    return lengths, data[used]
+
+
+def _encoded(column: list[Any], kind: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The pieces (each record's length in bytes, all the bytes) of one field's values."""
+    n = len(column)
+    if kind == "null":
+        if any(item is not None for item in column):
+            raise _Refused
+        return [(np.zeros(n, dtype=np.int64), np.zeros(0, dtype=np.uint8))]
+    if kind == "boolean":
+        _all_of(column, bool)
+        return [(np.ones(n, dtype=np.int64), np.array(column, dtype=np.uint8))]
+    if kind in ("int", "long"):
+        _all_of(column, int)
+        return [_varints(np.array(column, dtype=np.int64))]
+    if kind in ("float", "double"):
+        if int in _all_of(column, float, int) and any(item.__class__ is int and abs(item) > _EXACT_INT for item in column):
+            raise _Refused
+        width, dtype = (8, "<f8") if kind == "double" else (4, "<f4")
+        with np.errstate(over="ignore"):  # a double too big for a float becomes inf, as in fastavro
+            data = np.array(column, dtype=np.float64).astype(dtype)
+        return [(np.full(n, width, dtype=np.int64), data.view(np.uint8))]
+    # string / bytes: the length as a varint, then the bytes (UTF-8 for a string)
+    _all_of(column, str if kind == "string" else bytes)
+    array = pa.array(column, type=pa.large_string() if kind == "string" else pa.large_binary())
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[: n + 1]
+    sizes = np.diff(offsets)
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]] if n else np.zeros(0, np.uint8)
+    return [_varints(sizes), (sizes, data)]
+
+
+def _assembled(pieces: list[tuple[np.ndarray, np.ndarray]], n: int) -> list[bytes]:
+    """The records: piece after piece, each record's share of every piece in turn."""
+    sizes = np.zeros(n, dtype=np.int64)
+    for lengths, _ in pieces:
+        sizes += lengths
+    ends = np.cumsum(sizes)
+    at = ends - sizes  # where each record's next piece goes
+    out = np.empty(int(ends[-1]) if n else 0, dtype=np.uint8)
+    for lengths, data in pieces:
+        if data.size:
+            source_starts = np.cumsum(lengths) - lengths
+            out[np.repeat(at - source_starts, lengths) + np.arange(data.size, dtype=np.int64)] = data
+        at = at + lengths
+    blob = out.tobytes()
+    starts = (ends - sizes).tolist()
+    return [blob[start:end] for start, end in zip(starts, ends.tolist())]

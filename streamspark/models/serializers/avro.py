@@ -19,12 +19,12 @@ import io
 import json
 from typing import Any, Mapping, Optional, Union
 
-from ._avro_arrow import ArrowAvroDecoder
+from ._avro_arrow import ArrowAvroDecoder, ArrowAvroEncoder
 from .base import Deserializer, SerializationContext, Serializer
 from .confluent_registry import ConfluentBacked, as_serialization_error, import_optional, registry_client
 from .schema_registry import SchemaRegistryClientConfig, SchemaRegistrySerializationConfig
 
-__all__ = ("AvroSerializer", "AvroDeserializer", "ArrowAvroDecoder")
+__all__ = ("AvroSerializer", "AvroDeserializer", "ArrowAvroDecoder", "ArrowAvroEncoder")
 
 #: an Avro schema as fastavro takes it: a dict, a list (union) or a type name
 Schema = Union[str, list[Any], Mapping[str, Any]]
@@ -77,6 +77,30 @@ class AvroSerializer(ConfluentBacked, Serializer):
         self._strict = strict
         self._strict_allow_default = strict_allow_default
         self._disable_tuple_notation = disable_tuple_notation
+        self._chunk_encoder: Any = False  # not looked for yet
+
+    def chunk_encoder(self) -> Optional[ArrowAvroEncoder]:
+        """An encoder of whole chunks of values into the bytes this serializer gives each of
+        them, or None when it writes through a registry, with ``strict``/``strict_allow_default``
+        /``disable_tuple_notation``, or with a schema that encoder does not cover (see
+        :class:`~._avro_arrow.ArrowAvroEncoder`).
+
+        >>> schema = {"type": "record", "name": "R", "fields": [{"name": "v", "type": "long"}]}
+        >>> AvroSerializer(schema).chunk_encoder().encode([{"v": 3}, {"v": -1}])
+        [b'\\x06', b'\\x01']
+        >>> AvroSerializer(schema, strict=True).chunk_encoder() is None
+        True
+        """
+        if getattr(self, "_chunk_encoder", False) is False:
+            # a subclass that changes what a value becomes keeps the per-record path
+            plain = (
+                type(self).__call__ is AvroSerializer.__call__
+                and self._client_config is None
+                and not (self._strict or self._strict_allow_default or self._disable_tuple_notation)
+            )
+            self._chunk_encoder = ArrowAvroEncoder.for_schema(self._parsed) if plain else None
+        encoder: Optional[ArrowAvroEncoder] = self._chunk_encoder
+        return encoder
 
     def __call__(self, value: Any, ctx: SerializationContext) -> bytes:
         if self._client_config is not None:

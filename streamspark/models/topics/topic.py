@@ -37,7 +37,7 @@ from .exceptions import TopicConfigurationError
 from .utils import merge_headers
 
 if TYPE_CHECKING:
-    from ..serializers._avro_arrow import ArrowAvroDecoder
+    from ..serializers._avro_arrow import ArrowAvroDecoder, ArrowAvroEncoder
 
 __all__ = ("Topic", "TopicType", "TopicConfig", "TimestampExtractor", "KafkaMessage")
 
@@ -321,6 +321,19 @@ class Topic:
         ):
             return None
         return vd.arrow_decoder()
+
+    def chunk_value_encoder(self) -> Optional["ArrowAvroEncoder"]:
+        """The encoder of chunks of this topic's output values when a message is produced as
+        ``(raw key, AvroSerializer(value), headers)`` and nothing more (a plain schemaless
+        ``AvroSerializer`` whose schema the encoder covers, a bytes key serializer, no extra
+        headers): a task may then encode a chunk of outputs at once. None otherwise."""
+        avro = sys.modules.get("streamspark.models.serializers.avro")
+        if avro is None:  # not imported: no AvroSerializer exists (and none is imported here)
+            return None
+        vs = self._value_serializer
+        if not isinstance(vs, avro.AvroSerializer) or type(self._key_serializer) is not BytesSerializer or vs.extra_headers:
+            return None
+        return vs.chunk_encoder()
 
     def _build_deserialize(self) -> Callable[..., _Records]:
         """The function behind :meth:`record_deserializer`, specialised once for this topic's
