@@ -221,3 +221,82 @@ def test_a_subclass_that_changes_the_records_keeps_the_per_record_path():
             return {**super().__call__(value, ctx), "tag": 1}
 
     assert Tagged(schema).arrow_decoder() is None
+
+
+# --- ArrowAvroEncoder ---------------------------------------------------------------------
+
+_ENCODER_KINDS = ["null", "boolean", "int", "long", "float", "double", "string", "bytes"]
+
+
+def _encoder_value(kind: str, rnd: random.Random) -> Any:
+    if kind == "null":
+        return None
+    if kind == "boolean":
+        return rnd.random() < 0.5
+    if kind == "int":
+        return rnd.choice([0, -1, 63, 64, -65, 2**31 - 1, -(2**31), rnd.randint(-(10**6), 10**6)])
+    if kind == "long":
+        return rnd.choice([0, 1, -64, 8191, 8192, 2**62, -(2**62), 2**63 - 1, -(2**63), rnd.randint(-(10**12), 10**12)])
+    if kind in ("float", "double"):
+        return rnd.choice([0.0, -0.0, math.inf, -math.inf, 1e300, 1e-300, rnd.uniform(-1e6, 1e6), 3, -7, 2**53])
+    if kind == "string":
+        return rnd.choice(["", "a", "süd", "東京", "x" * 200, "\U0001f600"])
+    return bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 150)))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_encoder_gives_fastavros_bytes_or_refuses(seed):
+    """Random flat schemas and records (extra keys, now and then a missing field or a value of
+    another type): a chunk is either encoded to fastavro's bytes exactly, or refused."""
+    from streamspark.models.serializers.avro import ArrowAvroEncoder
+
+    rnd = random.Random(seed)
+    fields = []
+    for i in range(rnd.randint(1, 6)):
+        kind = rnd.choice(_ENCODER_KINDS)
+        union = kind != "null" and rnd.random() < 0.3
+        fields.append({"name": f"f{i}", "type": (["null", kind] if rnd.random() < 0.5 else [kind, "null"]) if union else kind})
+    schema = fastavro.parse_schema({"type": "record", "name": "R", "fields": fields})
+    encoder = ArrowAvroEncoder.for_schema(schema)
+    assert encoder is not None
+    taken = 0
+    for _ in range(25):
+        records = []
+        for _ in range(rnd.randint(1, 30)):
+            record = {}
+            for field in fields:
+                kinds = field["type"] if isinstance(field["type"], list) else [field["type"]]
+                kind = next(k for k in kinds if k != "null") if len(kinds) > 1 else kinds[0]
+                record[field["name"]] = None if len(kinds) > 1 and rnd.random() < 0.3 else _encoder_value(kind, rnd)
+            if rnd.random() < 0.2:
+                record["extra"] = 1
+            if rnd.random() < 0.02:
+                record.pop(fields[0]["name"])
+            if rnd.random() < 0.02:
+                record[fields[-1]["name"]] = rnd.choice(["wrong", 1.5, True, None])
+            records.append(record)
+        encoded = encoder.encode(records)
+        if encoded is None:
+            continue
+        taken += 1
+        expected = []
+        for record in records:
+            buffer = io.BytesIO()
+            fastavro.schemaless_writer(buffer, schema, record)
+            expected.append(buffer.getvalue())
+        assert encoded == expected
+    assert taken >= 10
+
+
+def test_the_encoder_refuses_what_fastavro_would_convert_or_reject():
+    from streamspark.models.serializers.avro import ArrowAvroEncoder
+
+    schema = fastavro.parse_schema(
+        {"type": "record", "name": "R", "fields": [{"name": "n", "type": "long"}, {"name": "x", "type": "double"}]}
+    )
+    encoder = ArrowAvroEncoder.for_schema(schema)
+    assert encoder.encode([{"n": 1, "x": 1.0}]) == [b"\x02" + struct.pack("<d", 1.0)]
+    for bad in ({"n": 1.0, "x": 1.0}, {"n": True, "x": 1.0}, {"n": 1, "x": 2**53 + 1}, {"n": 2**64, "x": 1.0}, {"x": 1.0}):
+        assert encoder.encode([{"n": 1, "x": 1.0}, bad]) is None, bad
+    assert encoder.encode([[1, 1.0]]) is None  # not a dict
+    assert encoder.encode([]) == []
