@@ -365,12 +365,19 @@ def _all_of(column: list[Any], *kinds: type) -> set[type]:
 def _varints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The zigzag varints of int64 ``values``: each one's length in bytes, and all the bytes."""
     raw = ((values << np.int64(1)) ^ (values >> np.int64(63))).view(np.uint64)
-    groups = (raw[:, None] >> (np.uint64(7) * _GROUPS)) & np.uint64(0x7F)
     lengths = np.ones(len(raw), dtype=np.int64)
     for shift in range(7, 7 * _VARINT_BYTES, 7):
-        lengths += raw >= (np.uint64(1) << np.uint64(shift))
-    used = _GROUPS.astype(np.int64)[None, :] < lengths[:, None]
-    more = _GROUPS.astype(np.int64)[None, :] < (lengths - 1)[:, None]
+        longer = raw >= (np.uint64(1) << np.uint64(shift))
+        if not longer.any():
+            break
+        lengths += longer
+    width = int(lengths.max()) if len(raw) else 1
+    if width == 1:  # every value in one byte (lengths, small numbers)
+        return lengths, raw.astype(np.uint8)
+    groups = (raw[:, None] >> (np.uint64(7) * _GROUPS[:width])) & np.uint64(0x7F)
+    positions = _GROUPS[:width].astype(np.int64)[None, :]
+    used = positions < lengths[:, None]
+    more = positions < (lengths - 1)[:, None]
     data = (groups | (more.astype(np.uint64) << np.uint64(7))).astype(np.uint8)
     return lengths, data[used]
 
