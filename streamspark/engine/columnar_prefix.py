@@ -122,9 +122,17 @@ def _data(value: _Value) -> Any:
     return value.data if isinstance(value, _Vector) else value.value
 
 
+def _magnitude(data: Any) -> int:
+    """The largest absolute value among integers (an array or one int), as a Python int
+    (``np.abs`` would wrap -2**63 around to itself)."""
+    if isinstance(data, np.ndarray):
+        return max(-int(data.min()), int(data.max())) if data.size else 0
+    return abs(int(data))
+
+
 def _exact_ints(data: np.ndarray) -> np.ndarray:
     """``data`` when every integer converts to float64 exactly."""
-    if data.size and int(np.abs(data).max()) > _EXACT:
+    if _magnitude(data) > _EXACT:
         raise _Refused
     return data
 
@@ -153,8 +161,7 @@ def _binary(op: str, left: _Value, right: _Value) -> _Value:
             return _Vector("float", np.divide(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)))
     if kinds == ("int", "int"):
         if op == "mul":
-            biggest = [int(np.abs(x).max()) if isinstance(x, np.ndarray) and x.size else abs(int(x)) for x in (a, b)]
-            if biggest[0] * biggest[1] > _EXACT:
+            if _magnitude(a) * _magnitude(b) > _EXACT:
                 raise _Refused
         result = _ARITHMETIC[op](a, b)
         return _Vector("int", _exact_ints(np.asarray(result, dtype=np.int64)))

@@ -14,6 +14,7 @@ import pickle
 import time
 from typing import Any, Callable
 
+from ..context import set_message_context
 from ..models.messagecontext import MessageContext
 from ..models.rows import Row
 from ..sinks.base.sink import BaseSink
@@ -74,6 +75,9 @@ class Emitter:
         self.buckets = 1
         self.ctx: MessageContext = MessageContext()
         self.produced = 0
+        #: records whose output's producer error ``on_processing_error`` skipped while kept
+        #: outputs were sent (``flush_pending``; otherwise the task counts them)
+        self.skipped = 0
         #: the ``topic_sender`` of each output topic (by object id)
         self._senders: dict[int, Callable[[Any, Any, int, Any], None]] = {}
         #: outputs waiting for their values to be encoded at once (``avro-output-chunks``), and
@@ -142,23 +146,35 @@ class Emitter:
             return send
 
         pending: list[tuple[Any, ...]] = []
+        on_processing_error = self.plan.on_processing_error
 
         def send_pending() -> None:
             """Encode the values kept at once, then produce each output in order (record by
-            record, as ``send`` would have, when the encoder refuses the chunk)."""
+            record, as ``send`` would have, when the encoder refuses the chunk).
+
+            Each output's errors are its own record's, as on the plain path: a value that
+            cannot be serialized goes to ``on_producer_error``, an error of the producer to
+            ``on_processing_error`` (both under the record's message context); the outputs after
+            a skipped one are still produced."""
             taken = pending.copy()
             pending.clear()
             encoded = encoder.encode([item[0] for item in taken])
-            if encoded is None:
-                for item in taken:
-                    serialize_and_deliver(*item)
-                return
-            for svalue, item in zip(encoded, taken):
-                value, key, timestamp, headers, _ = item
-                if key is None or key.__class__ is bytes or key.__class__ is str:
-                    deliver(key, svalue, headers or [], timestamp)
-                else:  # a key the bytes serializer converts (or refuses)
-                    serialize_and_deliver(*item)
+            for i, item in enumerate(taken):
+                value, key, timestamp, headers, ctx = item
+                try:
+                    if encoded is not None and (key is None or key.__class__ is bytes or key.__class__ is str):
+                        deliver(key, encoded[i], headers or [], timestamp)
+                    else:  # refused by the encoder, or a key the bytes serializer converts (or refuses)
+                        set_message_context(ctx)
+                        serialize_and_deliver(*item)
+                except TaskFailure:
+                    raise
+                except Exception as exc:
+                    set_message_context(ctx)
+                    row = Row(value, key, timestamp, ctx, headers)
+                    if not skip_on_error(on_processing_error, exc, row, Stage.PROCESSING, ctx.topic, ctx.partition, ctx.offset):
+                        raise TaskFailure(exc, Stage.PROCESSING, ctx.topic, ctx.partition, ctx.offset) from exc
+                    self.skipped += 1
 
         self._pending.append((send_pending, pending))
 
@@ -167,7 +183,14 @@ class Emitter:
                 if txn.done:
                     return  # an earlier attempt of this batch committed these outputs
                 txn.begin()
-            pending.append((value, key, timestamp, headers, self.ctx))
+            if value.__class__ is not dict:  # not encodable: in order, at once
+                if pending:
+                    send_pending()
+                serialize_and_deliver(value, key, timestamp, headers, self.ctx)
+                return
+            # a copy: a later step (or the next record) may change the dict in place; its
+            # values are the schema's primitives, which nothing changes
+            pending.append((value.copy(), key, timestamp, headers, self.ctx))
             if len(pending) >= _ENCODE_EVERY:
                 send_pending()
 

@@ -523,7 +523,7 @@ class TaskProcessor:
             spark_partition=self.spark_partition,
             input_count=self.input_count,
             output_count=self.counter[0],
-            skipped=self.skipped,
+            skipped=self.skipped + (self.emitter.skipped if self.emitter is not None else 0),
             collected=self.collected if self.collected and self.error is None else None,
             sink_payloads=sink_payloads or None,
             error=self.error,

@@ -166,6 +166,66 @@ def test_keys_the_bytes_serializer_converts_are_serialized_per_record(app_factor
     assert runs[0] == [(v["name"].encode(), _fastavro(v)) for v in str_keyed]
 
 
+def test_values_changed_after_they_were_sent_go_out_as_they_were_sent(app_factory, kafka):
+    """A step after ``to_topic`` that changes the value in place, and an ``apply`` that hands
+    out one dict it updates for every record: each output is the value as it was sent."""
+    values = _inputs(50, seed=4)
+    shared: dict[str, Any] = {}
+
+    def same_dict(value: dict[str, Any]) -> dict[str, Any]:
+        shared.update(value)
+        return shared
+
+    def build(sdf: Any) -> Any:
+        return sdf.apply(same_dict)
+
+    runs = []
+    for plain in ((), ("avro-output-chunks",)):
+        out = kafka.new_topic()
+        app = app_factory()
+        sdf = build(app.dataframe(app.topic("in")))
+        sdf = sdf.to_topic(app.topic(out, value_serializer=AvroSerializer(OUT)))
+        sdf["temp"] = sdf["temp"] * 2  # after the output
+        processor = task_processor(app, plain=plain)
+        assert ("avro-output-chunks" in processor.plan.strategies) is not bool(plain)
+        processor.process(_records(values))
+        assert processor.finish().error is None
+        runs.append([m.value() for m in kafka.consume(out, expected=len(values))])
+    assert runs[0] == runs[1] == [_fastavro(v) for v in values]
+
+
+@pytest.mark.parametrize("skip", [True, False])
+def test_a_producer_error_of_a_kept_output_is_its_own_records(app_factory, kafka, skip):
+    """A message too large for the producer, kept with 5,000 others (so that the kept outputs
+    are sent while a later record runs): ``on_processing_error`` gets it with its own offset,
+    as on the plain path, and the outputs after it are still produced when it is skipped."""
+    seen: list[tuple[str, int]] = []
+
+    def on_processing_error(exc: Exception, row: Any, logger: Any) -> bool:
+        seen.append((type(exc).__name__, row.offset))
+        return skip
+
+    values = _inputs(5000, seed=5)
+    values[100]["name"] = "x" * 2_000_000  # past the producer's message.max.bytes
+    runs = _run_both(
+        app_factory,
+        kafka,
+        lambda sdf: sdf,
+        [_records(values)],
+        expected=4999 if skip else 100,
+        on_processing_error=on_processing_error,
+    )
+    (fast, fast_out), (plain, plain_out) = runs
+    assert seen == [("KafkaException", 100)] * 2
+    assert fast_out == plain_out
+    if skip:
+        assert fast.error is None and fast.skipped == plain.skipped == 1
+        assert len(fast_out) == 4999
+    else:
+        assert (fast.error.stage, fast.error.offset) == (plain.error.stage, plain.error.offset) == ("processing", 100)
+        assert len(fast_out) == 100
+
+
 def test_the_encoder_gives_fastavros_bytes_for_random_records():
     schema = fastavro.parse_schema(OUT)
     encoder = ArrowAvroEncoder.for_schema(schema)

@@ -327,6 +327,8 @@ def test_chunks_it_cannot_evaluate_exactly_are_refused(column, reason):
         (Binary("add", Column("i"), Constant(1)), {"i": [2**53, 1]}),  # past exact floats
         (Binary("mul", Column("i"), Column("i")), {"i": [2**30, 2**27]}),  # an int product past 2**53
         (Binary("add", Column("b"), Constant(1)), {"b": [True, False]}),  # bool arithmetic
+        (Binary("mul", Column("i"), Constant(2)), {"i": [-(2**63), 5]}),  # np.abs(-2**63) wraps around
+        (Binary("sub", Constant(0), Column("i")), {"i": [-(2**63), 5]}),
     ],
 )
 def test_arithmetic_numpy_would_get_wrong_is_refused(expression, data):

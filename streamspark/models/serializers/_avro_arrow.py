@@ -394,7 +394,10 @@ def _encoded(column: list[Any], kind: str) -> list[tuple[np.ndarray, np.ndarray]
         return [(np.ones(n, dtype=np.int64), np.array(column, dtype=np.uint8))]
     if kind in ("int", "long"):
         _all_of(column, int)
-        return [_varints(np.array(column, dtype=np.int64))]
+        values = np.array(column, dtype=np.int64)  # OverflowError past 64 bits
+        if kind == "int" and n and (int(values.min()) < -(2**31) or int(values.max()) >= 2**31):
+            raise _Refused  # fastavro refuses it in a union (and writes it as a long otherwise)
+        return [_varints(values)]
     if kind in ("float", "double"):
         if int in _all_of(column, float, int) and any(item.__class__ is int and abs(item) > _EXACT_INT for item in column):
             raise _Refused
