@@ -158,7 +158,11 @@ class Emitter:
             a skipped one are still produced."""
             taken = pending.copy()
             pending.clear()
-            encoded = encoder.encode([item[0] for item in taken])
+            try:
+                encoded = encoder.encode([item[0] for item in taken])
+            except Exception:  # anything the encoder did not expect: the per-record path reports it
+                logger.debug("A chunk of Avro outputs goes record by record", exc_info=True)
+                encoded = None
             for i, item in enumerate(taken):
                 value, key, timestamp, headers, ctx = item
                 try:

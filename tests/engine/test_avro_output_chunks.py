@@ -226,6 +226,17 @@ def test_a_producer_error_of_a_kept_output_is_its_own_records(app_factory, kafka
         assert len(fast_out) == 100
 
 
+def test_an_encoder_that_fails_leaves_the_chunk_to_the_per_record_path(app_factory, kafka, monkeypatch):
+    def broken(self: ArrowAvroEncoder, values: Any) -> Any:
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(ArrowAvroEncoder, "encode", broken)
+    values = _inputs(30, seed=6)
+    (fast, fast_out), (plain, plain_out) = _run_both(app_factory, kafka, lambda sdf: sdf, [_records(values)], expected=30)
+    assert fast.error is None and plain.error is None
+    assert fast_out == plain_out and [value for _, value, _, _ in fast_out] == [_fastavro(v) for v in values]
+
+
 def test_the_encoder_gives_fastavros_bytes_for_random_records():
     schema = fastavro.parse_schema(OUT)
     encoder = ArrowAvroEncoder.for_schema(schema)
