@@ -48,7 +48,7 @@ from typing import Any, Iterator, Optional, Union
 import numpy as np
 import pyarrow as pa
 
-from ..core.stream.expressions import Binary, Column, Constant, Expression, Logic, Not
+from ..core.stream.expressions import BINARY_OPERATORS, Binary, Column, Constant, Expression, Logic, Not
 from ..core.stream.nodes import FilterNode, StreamNode, UpdateNode
 
 __all__ = ("Step", "ColumnarPrefix", "Selection")
@@ -140,8 +140,6 @@ def _exact_ints(data: np.ndarray) -> np.ndarray:
 def _binary(op: str, left: _Value, right: _Value) -> _Value:
     if isinstance(left, _Scalar) and isinstance(right, _Scalar):
         _scalar_kind(left.value), _scalar_kind(right.value)
-        from ..core.stream.expressions import BINARY_OPERATORS
-
         try:
             return _Scalar(BINARY_OPERATORS[op](left.value, right.value))
         except Exception as exc:  # e.g. ZeroDivisionError: each record raises it, per record
