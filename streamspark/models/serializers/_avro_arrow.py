@@ -86,6 +86,21 @@ def _field_plan(avro_type: Any) -> Optional[tuple[str, int]]:
     return (kind, -1) if kind is not None else None
 
 
+def _record_plan(parsed: Any) -> Optional[tuple[list[str], list[tuple[str, int]]]]:
+    """A flat record schema's field names and :func:`_field_plan` of each field; None for
+    another schema, a record without fields, or a field type not covered."""
+    if not isinstance(parsed, Mapping) or parsed.get("type") != "record":
+        return None
+    names, fields = [], []
+    for field in parsed.get("fields", ()):
+        planned = _field_plan(field.get("type"))
+        if planned is None:
+            return None
+        names.append(field["name"])
+        fields.append(planned)
+    return (names, fields) if names else None
+
+
 class ArrowAvroDecoder:
     """Decodes chunks of schemaless Avro records of one flat record schema into Arrow tables."""
 
@@ -98,16 +113,8 @@ class ArrowAvroDecoder:
     def for_schema(cls, parsed: Any) -> Optional["ArrowAvroDecoder"]:
         """A decoder for a (fastavro-parsed) record schema, or None when a field has a type it
         does not cover."""
-        if not isinstance(parsed, Mapping) or parsed.get("type") != "record":
-            return None
-        names, fields = [], []
-        for field in parsed.get("fields", ()):
-            planned = _field_plan(field.get("type"))
-            if planned is None:
-                return None
-            names.append(field["name"])
-            fields.append(planned)
-        return cls(names, fields) if names else None
+        planned = _record_plan(parsed)
+        return cls(*planned) if planned is not None else None
 
     def decode(self, values: Sequence[Optional[bytes]]) -> Optional[pa.Table]:
         """The records as a table (a row each, the schema's fields as columns), or None when a
@@ -322,8 +329,8 @@ class ArrowAvroEncoder:
     def for_schema(cls, parsed: Any) -> Optional["ArrowAvroEncoder"]:
         """An encoder for a (fastavro-parsed) record schema, or None when a field has a type it
         does not cover (the types :class:`ArrowAvroDecoder` covers)."""
-        decoder = ArrowAvroDecoder.for_schema(parsed)
-        return cls(decoder.names, decoder._fields) if decoder is not None else None  # noqa: SLF001
+        planned = _record_plan(parsed)
+        return cls(*planned) if planned is not None else None
 
     def encode(self, values: Sequence[Any]) -> Optional[list[bytes]]:
         """Each value's encoding, in order; None when the chunk is not exactly values of the
