@@ -1,6 +1,6 @@
 """W8: what a small stateful micro-batch costs as the state grows.
 
-Usage: ``.venv/bin/python bench/state_scale.py [--keys 10000,1000000] [--rounds 6] [--json out.json]``
+Usage: ``.venv/bin/python bench/state_scale.py [--keys 10000,1000000] [--rounds 6] [--state-buckets 64] [--json out.json]``
 
 For each state size K: a fresh application (W2's running count per key → a topic) reads a
 backlog of K records, one per key, which builds a state of K keys; then, ``--rounds`` times,
@@ -73,7 +73,7 @@ def progress_after(spark: Any, batch_id: int) -> list[dict]:
     return [row for row in rows if row["batchId"] > batch_id]
 
 
-def run_size(address: str, keys: int, rounds: int, state_root: str) -> dict:
+def run_size(address: str, keys: int, rounds: int, state_root: str, state_buckets: int = 64) -> dict:
     from pyspark.sql import SparkSession
 
     from streamspark import Application
@@ -87,6 +87,7 @@ def run_size(address: str, keys: int, rounds: int, state_root: str) -> dict:
         state_dir=f"{state_root}/{keys}",
         loglevel="WARNING",
         consumer_extra_config=BIG_FETCH,
+        state_buckets=state_buckets,
     )
     app.dataframe(app.topic(src)).apply(count_state, stateful=True).to_topic(app.topic(out))
     runner = threading.Thread(target=app.run)
@@ -145,6 +146,7 @@ def main() -> int:
     parser.add_argument("--keys", default="10000,1000000", help="state sizes, comma-separated")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--state-buckets", type=int, default=64, help="the application's state_buckets")
     args = parser.parse_args()
     from streamspark.engine.session import get_spark, wait_warmup
     from streamspark.testing import EmbeddedBroker
@@ -157,7 +159,7 @@ def main() -> int:
     rows: list[dict] = []
     with EmbeddedBroker(nice=10) as broker, tempfile.TemporaryDirectory() as state_root:
         for keys in sizes:
-            row = run_size(broker.address, keys, args.rounds, state_root)
+            row = run_size(broker.address, keys, args.rounds, state_root, args.state_buckets)
             rows.append(row)
             print(json.dumps(row), flush=True)
     if len(rows) > 1:

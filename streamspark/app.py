@@ -208,8 +208,10 @@ class Application:
         Default (None): 250,000 for a stateless pipeline whose outputs are all Kafka topics (at
         least once, on the ``fused-source`` path, in a run without ``timeout`` or ``count``):
         its tasks stream the records through, so a larger micro-batch costs no memory, and a
-        backlog is read in fewer of them; 100,000 otherwise; at most ``commit_every`` when that
-        is set (docs/guarantees.md).
+        backlog is read in fewer of them. Any other pipeline holds a micro-batch's records, so
+        by default a micro-batch takes at most 500,000 records from all partitions together
+        (shared out over them); set, this cap is the only bound. At most ``commit_every`` when
+        that is set (docs/guarantees.md).
     :param state_buckets: stateful pipelines keep the state of all message keys in this many
         buckets (one Spark state entry each, processed as a unit per micro-batch); fixed for
         the life of a checkpoint.

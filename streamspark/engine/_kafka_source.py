@@ -50,6 +50,7 @@ __all__ = (
     "PACKED_GROUPED_ARROW",
     "PACKED_GROUPED_SCHEMA",
     "source_options",
+    "split_budget",
     "fused_group_by_options",
     "query_source",
     "packed_options",
@@ -106,6 +107,7 @@ def source_options(
     parallelism: int = 1,
     aligned_topics: Sequence[str] = (),
     min_batch_interval: float = 0.0,
+    max_records_per_batch: int = 0,
 ) -> dict[str, str]:
     """Options for ``spark.readStream.format(...)`` of a :func:`query_source` class. Options are
     part of the query plan (``explain()``, the Spark UI, event logs): nothing secret goes here.
@@ -119,6 +121,8 @@ def source_options(
     :param min_batch_interval: seconds from one micro-batch to the next while no partition has
         more than a micro-batch's records waiting: new records are held back until then
         (``engine/pacing.py``); 0: a micro-batch as soon as records arrive.
+    :param max_records_per_batch: the most records a micro-batch takes from all partitions
+        together, shared out by :func:`split_budget`; 0: no such bound.
     """
     options = {
         "topics": json.dumps(topics),
@@ -132,7 +136,35 @@ def source_options(
         options["aligned_topics"] = json.dumps(sorted(aligned_topics))
     if min_batch_interval > 0:
         options["min_batch_interval"] = str(min_batch_interval)
+    if max_records_per_batch > 0:
+        options["max_records_per_batch"] = str(max_records_per_batch)
     return options
+
+
+def split_budget(available: Sequence[int], budget: int) -> list[int]:
+    """How many of each partition's ``available`` records a micro-batch takes when it takes
+    at most ``budget`` in all: every partition an equal share, and the shares that partitions
+    with fewer records leave go to the others (so a partition with a small backlog is read to
+    its end, and the large ones split the rest evenly). Every record of the budget is used.
+
+    >>> split_budget([10, 500, 300], 1000)
+    [10, 500, 300]
+    >>> split_budget([10, 500, 300], 400)
+    [10, 195, 195]
+    >>> split_budget([7, 7, 7], 2)
+    [0, 1, 1]
+    """
+    if sum(available) <= budget:
+        return list(available)
+    taken = [0] * len(available)
+    left = budget
+    order = sorted(range(len(available)), key=lambda i: available[i])
+    for rank, i in enumerate(order):
+        # the partitions still to share are this one and the larger ones after it: the last
+        # takes what is left, which its backlog covers (the budget is below the records waiting)
+        taken[i] = min(available[i], left // (len(order) - rank))
+        left -= taken[i]
+    return taken
 
 
 class KafkaSourceError(RuntimeError):
@@ -170,6 +202,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._topics: list[str] = json.loads(options["topics"])
         self._reset = options.get("auto_offset_reset", "latest")
         self._max_per_partition = int(options.get("max_records_per_partition", "100000"))
+        self._max_per_batch = int(options.get("max_records_per_batch", "0"))
         self._timeout = float(options.get("request_timeout", "30"))
         self._min_per_task = int(options.get("min_records_per_task", "20000"))
         self._parallelism = int(options.get("parallelism", "1"))
@@ -261,7 +294,8 @@ class _KafkaStreamReader(DataSourceStreamReader):
         return offsets
 
     def latestOffset(self, start: dict, limit: Any) -> dict:
-        """The end of the next micro-batch: at most the cap's count of records per partition.
+        """The end of the next micro-batch: at most the cap's count of records per partition,
+        and at most ``max_records_per_batch`` in all (shared out by :func:`split_budget`).
 
         For topics whose records meet in timestamp order (``aligned_topics``), a partition
         capped by count would otherwise run ahead in time of the others. So when any of their
@@ -284,8 +318,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
         parts = self._partitions()
         end: dict[str, dict[str, int]] = {}
         begins: dict[tuple[str, int], int] = {}
-        capped: list[tuple[str, int, int, int]] = []
-        backlog = has_records = False
+        highs: dict[tuple[str, int], int] = {}
         for topic, ps in parts.items():
             known = start.get(topic, {})
             end[topic] = {}
@@ -295,12 +328,22 @@ class _KafkaStreamReader(DataSourceStreamReader):
                 if begin is None:  # a partition added while running: read it from its start
                     begin = low
                 begin = int(begin)
-                stop = end[topic][str(p)] = max(begin, min(high, begin + cap))
+                end[topic][str(p)] = max(begin, min(high, begin + cap))
                 begins[(topic, p)] = begin
-                has_records = has_records or stop > begin
-                backlog = backlog or stop < high
-                if stop < high and topic in self._aligned:
-                    capped.append((topic, p, begin, stop))
+                highs[(topic, p)] = high
+        if self._max_per_batch > 0:
+            ranges = list(begins)
+            shares = split_budget([end[t][str(p)] - begins[(t, p)] for t, p in ranges], self._max_per_batch)
+            for (topic, p), share in zip(ranges, shares):
+                end[topic][str(p)] = begins[(topic, p)] + share
+        capped: list[tuple[str, int, int, int]] = []
+        backlog = has_records = False
+        for (topic, p), begin in begins.items():
+            stop = end[topic][str(p)]
+            has_records = has_records or stop > begin
+            backlog = backlog or stop < highs[(topic, p)]
+            if stop < highs[(topic, p)] and topic in self._aligned:
+                capped.append((topic, p, begin, stop))
         now = time.monotonic()
         if has_records and not backlog and not self._catching_up and self._held_back(now):
             return {topic: dict(offsets) for topic, offsets in start.items()}

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from ..exceptions import ProcessingError
 from ._kafka_source import fused_group_by_options, packed_options, query_source, source_options
 from ._plan import PipelinePlan
-from .pacing import records_per_partition
+from .pacing import records_per_batch, records_per_partition
 from .planner_processes import release_planner_processes
 from .strategies import FUSED_GROUP_BY, FUSED_SOURCE, ONE_FLUSH_PER_PARTITION, PACKED_BUCKETS, RELEASE_PLANNERS, Strategies
 from .task_entry import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
@@ -266,14 +266,16 @@ class QueryRunner:
         packed = PACKED_BUCKETS.name in plan.strategies
         fused = FUSED_SOURCE.name in plan.strategies
         fused_group_by = FUSED_GROUP_BY.name in plan.strategies
-        cap = self.max_records_per_partition or records_per_partition(
-            plan, fused, limited=bool(limits.timeout or limits.count), commit_every=self.commit_every
-        )
-        logger.debug("A micro-batch takes at most %d records of a partition", cap)
+        limited = bool(limits.timeout or limits.count)
+        cap = self.max_records_per_partition or records_per_partition(plan, fused, limited, commit_every=self.commit_every)
+        # a cap the application sets is the only bound; the defaults bound a held micro-batch in all
+        budget = 0 if self.max_records_per_partition else records_per_batch(plan, fused, limited)
+        logger.debug("A micro-batch takes at most %d records of a partition, %s in all", cap, budget or "any number")
         options = source_options(
             topics=sorted(plan.roots),
             auto_offset_reset=self.auto_offset_reset,
             max_records_per_partition=cap,
+            max_records_per_batch=budget,
             request_timeout=self.request_timeout,
             parallelism=parallelism(spark),
             min_batch_interval=self.min_batch_interval,

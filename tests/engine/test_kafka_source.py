@@ -13,6 +13,7 @@ from streamspark.engine._kafka_source import (
     _KafkaStreamReader,
     _worker_consumers,
     source_options,
+    split_budget,
 )
 
 
@@ -138,6 +139,55 @@ def test_a_task_of_several_ranges_reads_each_range_exactly(kafka):
     # a chunk per range, in the task's order, each holding exactly its offsets
     assert [[(r[1], r[2]) for r in chunk] for chunk in chunks] == [[(2, 3), (2, 4), (2, 5), (2, 6)], [(0, 0), (0, 1)], [(1, 9)]]
     assert [int(r[6]) % 3 for chunk in chunks for r in chunk] == [2, 2, 2, 2, 0, 0, 1]
+
+
+def test_a_budget_is_shared_out_fairly_and_wholly():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        available = [rng.choice([0, 1, 3, rng.randrange(50), rng.randrange(10_000)]) for _ in range(rng.randrange(1, 9))]
+        budget = rng.randrange(1, 20_000)
+        taken = split_budget(available, budget)
+        assert all(0 <= t <= a for t, a in zip(taken, available))
+        # every record of the budget is used while records wait
+        assert sum(taken) == min(budget, sum(available))
+        # max-min fair: a partition left with records waiting got at least as many as any other
+        # but one (the integer remainder)
+        for i, (t, a) in enumerate(zip(taken, available)):
+            if t < a:
+                assert all(t >= other - 1 for other in taken)
+
+
+def test_a_micro_batch_takes_at_most_its_budget_from_all_partitions(kafka):
+    """Backlogs of 5, 60 and 40 records and a budget of 50: the small partition is read to its
+    end and the two others split the rest; the next micro-batches read the remainder, and the
+    partitions' caps still hold within the budget."""
+    topic = kafka.new_topic(partitions=3)
+    sizes = {0: 5, 1: 60, 2: 40}
+    kafka.produce(topic, [{"value": b"x", "partition": p} for p, size in sizes.items() for _ in range(size)])
+    private = SourcePrivate.of({"bootstrap.servers": kafka.address, "group.id": "budget"})
+
+    def reader(**caps) -> _KafkaStreamReader:
+        return _KafkaStreamReader(source_options([topic], "earliest", request_timeout=10, **caps), private)
+
+    budgeted = reader(max_records_per_partition=1000, max_records_per_batch=50)
+    start = budgeted.initialOffset()
+    assert start == {topic: {"0": 0, "1": 0, "2": 0}}
+    ends = []
+    for _ in range(3):
+        end = budgeted.latestOffset(start, None)
+        ends.append({p: end[topic][p] - start[topic][p] for p in sorted(end[topic])})
+        start = end
+    assert ends == [{"0": 5, "1": 23, "2": 22}, {"0": 0, "1": 32, "2": 18}, {"0": 0, "1": 5, "2": 0}]
+    # the per-partition cap bounds each partition inside the budget
+    capped = reader(max_records_per_partition=10, max_records_per_batch=50)
+    assert capped.latestOffset({topic: {"0": 0, "1": 0, "2": 0}}, None) == {topic: {"0": 5, "1": 10, "2": 10}}
+    # without a budget, only the caps bound a micro-batch
+    whole = reader(max_records_per_partition=1000)
+    assert whole.latestOffset({topic: {"0": 0, "1": 0, "2": 0}}, None) == {topic: {"0": 5, "1": 60, "2": 40}}
+    for r in (budgeted, capped, whole):
+        r.stop()
 
 
 def test_docstring_examples():

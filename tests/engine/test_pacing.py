@@ -16,6 +16,7 @@ from streamspark.engine.pacing import (
     STREAMED_BATCH_RECORDS,
     flows_as_it_arrives,
     min_batch_interval,
+    records_per_batch,
     records_per_partition,
     trigger_interval,
 )
@@ -122,18 +123,72 @@ def test_app_run_processes_records_as_they_arrive_not_per_commit_interval(make_a
 def test_streamed_stateless_pipelines_take_larger_micro_batches_by_default():
     topics_only = plan_of(_topics_only)
     assert records_per_partition(topics_only, fused=True, limited=False) == STREAMED_BATCH_RECORDS == 250_000
-    # a run with timeout or count keeps the usual batches
-    assert records_per_partition(topics_only, fused=True, limited=True) == BATCH_RECORDS == 100_000
-    # off the fused path (a plain path asked for, or state) a micro-batch's records are held
-    assert records_per_partition(topics_only, fused=False, limited=False) == BATCH_RECORDS
-    assert records_per_partition(plan_of(_stateful), fused=False, limited=False) == BATCH_RECORDS
-    # a sink buffers a micro-batch; a transaction holds it
-    assert records_per_partition(plan_of(_with_sink), fused=True, limited=False) == BATCH_RECORDS
+    # their tasks stream the records: no bound on the whole micro-batch
+    assert records_per_batch(topics_only, fused=True, limited=False) == 0
+    # a run with timeout or count, or a pipeline off the fused path (a plain path asked for,
+    # or state), a sink (it buffers a micro-batch) and a transaction (it holds one) hold the
+    # records of a micro-batch: BATCH_RECORDS in all, which one partition may take alone
     eos = dataclasses.replace(topics_only, eos=object())
-    assert records_per_partition(eos, fused=True, limited=False) == BATCH_RECORDS
-    # commit_every lowers either default, never raises it
+    for plan, fused, limited in [
+        (topics_only, True, True),
+        (topics_only, False, False),
+        (plan_of(_stateful), False, False),
+        (plan_of(_with_sink), True, False),
+        (eos, True, False),
+    ]:
+        assert records_per_batch(plan, fused=fused, limited=limited) == BATCH_RECORDS == 500_000
+        assert records_per_partition(plan, fused=fused, limited=limited) == BATCH_RECORDS
+    # commit_every lowers either default of a partition, never raises it
     assert records_per_partition(topics_only, fused=True, limited=False, commit_every=1_000) == 1_000
     assert records_per_partition(plan_of(_stateful), fused=False, limited=False, commit_every=10**6) == BATCH_RECORDS
+
+
+@pytest.mark.parametrize("cap", [None, 100], ids=["default", "set"])
+def test_a_stateful_backlog_is_read_in_micro_batches_of_the_budget(make_app, kafka, monkeypatch, tmp_path, cap):
+    """A backlog of 130 records over two partitions (65 each), a running count per key and
+    ``app.run()`` without limits, with the engine's held-batch budget scaled down to 100
+    records: by default the micro-batches take 100 records in all (50 of each partition),
+    then the other 30, so two micro-batches; ``max_records_per_partition=100`` replaces the
+    budget, and one micro-batch takes all 130. Every key counts each of its records once."""
+    import json
+    import threading
+
+    from streamspark.engine import pacing
+
+    monkeypatch.setattr(pacing, "BATCH_RECORDS", 100)
+    n = 130
+    src, out = kafka.new_topic(partitions=2), kafka.new_topic()
+    kafka.produce(src, [{"value": b"%d" % i, "key": b"k%d" % (i % 5), "partition": i % 2} for i in range(n)])
+    group = f"held-backlog-{cap}"
+    app = make_app(consumer_group=group, max_records_per_partition=cap, state_dir=str(tmp_path / "state"))
+
+    def count(value: str, state) -> dict:
+        seen = state.get("n", 0) + 1
+        state.set("n", seen)
+        return {"v": int(value), "n": seen}
+
+    sdf = app.dataframe(app.topic(src, value_deserializer="str"))
+    sdf.apply(count, stateful=True).to_topic(app.topic(out, value_serializer="json"))
+    seen: list[dict] = []
+
+    def stop_when_done() -> None:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and app.status().get("inputs", 0) < n:
+            time.sleep(0.1)
+        seen.append(app.status())
+        app.stop()
+
+    stopper = threading.Thread(target=stop_when_done)
+    stopper.start()
+    app.run()
+    stopper.join()
+    assert (seen[0]["inputs"], seen[0]["outputs"]) == (n, n)
+    assert seen[0]["batches"] == (2 if cap is None else 1)
+    assert kafka.committed(group, src) == {0: 65, 1: 65}
+    counts: dict[bytes, list[int]] = {}
+    for message in kafka.consume(out, expected=n, timeout=40):
+        counts.setdefault(message.key(), []).append(json.loads(message.value())["n"])
+    assert {k: sorted(v) for k, v in counts.items()} == {b"k%d" % k: list(range(1, 27)) for k in range(5)}
 
 
 @pytest.mark.parametrize("cap", [None, 100], ids=["default", "set"])
