@@ -1,9 +1,29 @@
-"""Storage of all state of one bucket of message keys, serialised as one blob in Spark state."""
+"""Storage of all state of one bucket of message keys, serialised as one blob in Spark state.
+
+The blob keeps the ``State`` entries of a bucket's keys in *pages*: each key (with its stream)
+belongs to one page by a stable hash, and a page is the pickled entries of its keys. Loading a
+blob decodes no page; a key's page is decoded when a step first asks for the key's state, and
+only the decoded pages are pickled again when the blob is written. So a micro-batch pays for
+the keys it touches (and their page neighbours), not for every key of the bucket: what is left
+per untouched key is copying its bytes. The pages double in number as the keys grow (all keys
+are laid out again then, once per doubling), so a page holds about :data:`PAGE_SCOPES` to twice
+that many keys.
+
+>>> store = KeyedStateStore(buckets=1)
+>>> for i in range(100):
+...     store.state("clicks", b"user-%d" % i).set("n", i)
+>>> again = KeyedStateStore.loads(store.dumps(), buckets=1)
+>>> again.decoded_pages(), again.state("clicks", b"user-7").get("n"), again.decoded_pages()
+(0, 7, 1)
+>>> len(again)
+100
+"""
 
 from __future__ import annotations
 
 import pickle
 import time
+import zlib
 from typing import Any, Callable, Optional
 
 import orjson
@@ -13,7 +33,42 @@ from .base.state import State
 
 __all__ = ("KeyedStateStore", "scope_key")
 
-_FORMAT = 2
+_FORMAT = 3
+
+#: the keys a page holds at least once the pages are laid out (at most twice that)
+PAGE_SCOPES = 8
+
+#: with entries that expire, each write of the blob also decodes this share of the pages not
+#: decoded by the micro-batch, so that their expired entries are dropped within as many writes
+SWEEP_SHARE = 16
+
+_Scope = tuple[str, Any]
+
+
+def _page_of(scope: _Scope, pages: int) -> int:
+    """The page of ``scope`` (a stream id and a scope key) among ``pages`` (a power of two):
+    the same in every process (Python's own hash of str and bytes is not).
+
+    The engine puts a key in its state bucket by the CRC-32 of the key modulo the bucket count,
+    so the low bits of the CRC are the same for every key of a bucket: the page comes from the
+    high bits of the CRC times an odd constant (Fibonacci hashing), which all bits of the CRC
+    feed.
+
+    >>> bucket_0 = [b"key-%d" % i for i in range(10_000) if zlib.crc32(b"key-%d" % i) % 64 == 0]
+    >>> len({zlib.crc32(key) % 16 for key in bucket_0}), len({_page_of(("s", key), 16) for key in bucket_0})
+    (1, 16)
+    """
+    skey = scope[1]
+    crc = zlib.crc32(skey if skey is not None else b"\xff", zlib.crc32(scope[0].encode()))
+    return ((crc * 0x9E3779B1) & 0xFFFFFFFF) >> (33 - pages.bit_length()) if pages > 1 else 0
+
+
+def _page_count(scopes: int) -> int:
+    """The pages for ``scopes`` keys: the power of two that puts PAGE_SCOPES to twice that many in a page."""
+    pages = 1
+    while pages * PAGE_SCOPES * 2 < scopes:
+        pages *= 2
+    return pages
 
 
 def scope_key(key: Any) -> Any:
@@ -39,8 +94,22 @@ class KeyedStateStore:
         data: Optional[dict[tuple[str, Any], dict[Any, Any]]] = None,
         buckets: int = 0,
         windows: Optional[dict[tuple[str, Any], dict[str, Any]]] = None,
+        pages: Optional[list[bytes]] = None,
+        paged_scopes: int = 0,
+        expiring: bool = False,
+        sweep: int = 0,
     ) -> None:
+        #: the decoded keys' entries (every key when ``_pages`` is None)
         self._data = data if data is not None else {}
+        #: the pickled pages of a loaded blob (see the module); None: everything is in ``_data``
+        self._pages = pages
+        #: the pages decoded into ``_data``
+        self._decoded: set[int] = set()
+        #: keys in the pages not decoded yet
+        self._paged_scopes = paged_scopes
+        #: some entry has (or had) an expiry: writes sweep the pages for expired entries
+        self._expiring = expiring
+        self._sweep = sweep
         self.buckets = buckets
         #: window data: ``{(scope, key): plain dict}`` (kept as Python objects, pickled with the blob)
         self._windows = windows if windows is not None else {}
@@ -68,8 +137,27 @@ class KeyedStateStore:
         scope = (stream_id, scope_key(key))
         data = self._data.get(scope)
         if data is None:
-            data = self._data[scope] = {}
+            if self._pages is not None:
+                page = _page_of(scope, len(self._pages))
+                if page not in self._decoded:
+                    self._decode(page)
+                    data = self._data.get(scope)
+            if data is None:
+                data = self._data[scope] = {}
         return State(data, step)
+
+    def _decode(self, page: int) -> None:
+        assert self._pages is not None
+        self._decoded.add(page)
+        raw = self._pages[page]
+        if raw:
+            scopes: dict[_Scope, dict[Any, Any]] = pickle.loads(raw)
+            self._paged_scopes -= len(scopes)
+            self._data.update(scopes)
+
+    def decoded_pages(self) -> int:
+        """How many pages of the loaded blob have been decoded (see the module)."""
+        return len(self._decoded)
 
     def state_getter(self, stream_id: str, step: str = "a stateful step") -> Callable[[Any], State]:
         """``f(key) -> State`` of ``stream_id``: :meth:`state` for a step that runs once per record.
@@ -97,6 +185,7 @@ class KeyedStateStore:
         return state_of
 
     def purge_expired(self) -> None:
+        """Drop the expired entries of the decoded keys, and the keys left without entries."""
         for views in self._views.values():  # a purged key's view would point at a dropped dict
             views.clear()
         now = int(time.time() * 1000)
@@ -108,23 +197,68 @@ class KeyedStateStore:
                 del self._data[scope]
 
     def __len__(self) -> int:
-        return len(self._data) + len(self._windows)
+        return self._paged_scopes + len(self._data) + len(self._windows)
 
     def dumps(self) -> bytes:
+        """The blob of this store: the pages of the keys not decoded as they were loaded, the
+        decoded ones pickled again (all of them laid out again when the pages double)."""
+        pages = self._pages
+        relaid = pages is None or _page_count(self._paged_scopes + len(self._data)) > len(pages)
+        if pages is not None:
+            if relaid:  # the pages double: every key is laid out again
+                todo: range = range(len(pages))
+            elif self._expiring:  # a share of the other pages in turn, so that unread entries expire too
+                step = -(-len(pages) // SWEEP_SHARE)
+                todo = range(self._sweep, min(self._sweep + step, len(pages)))
+                self._sweep = (self._sweep + step) % len(pages)
+            else:
+                todo = range(0)
+            for page in todo:
+                if page not in self._decoded:
+                    self._decode(page)
         self.purge_expired()
+        live = self._data
+        expiring = self._expiring or any(e[2] is not None for entries in live.values() for e in entries.values())
+        scopes = self._paged_scopes + len(live)
+        grouped: dict[int, dict[_Scope, Any]]
+        if relaid:
+            size = _page_count(scopes)
+            grouped = {}
+            out = [b""] * size
+        else:
+            assert pages is not None
+            size = len(pages)
+            grouped = {page: {} for page in self._decoded}
+            out = list(pages)
+        for scope, entries in live.items():
+            page = _page_of(scope, size)
+            group = grouped.get(page)
+            if group is None:
+                if not relaid:  # a key of a page never decoded: writing it would drop the page's other keys
+                    raise StateError(f"State of {scope!r} is in page {page}, which was not read")
+                group = grouped[page] = {}
+            group[scope] = entries
+        for page, group in grouped.items():
+            out[page] = pickle.dumps(group, protocol=pickle.HIGHEST_PROTOCOL) if group else b""
         windows = {slot: data for slot, data in self._windows.items() if data}
-        return pickle.dumps((_FORMAT, self.buckets, self._data, windows), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(
+            (_FORMAT, self.buckets, windows, out, scopes, expiring, self._sweep), protocol=pickle.HIGHEST_PROTOCOL
+        )
 
     @classmethod
     def loads(cls, blob: Optional[bytes], buckets: int) -> "KeyedStateStore":
         if not blob:
             return cls(buckets=buckets)
-        fmt, stored_buckets, data, *rest = pickle.loads(blob)
-        if fmt not in (1, _FORMAT):
+        fmt, stored_buckets, *rest = pickle.loads(blob)
+        if fmt not in (1, 2, _FORMAT):
             raise StateError(f"Unknown state format {fmt}")
         if stored_buckets != buckets:
             raise StateError(
                 f"The checkpoint's state was written with state_buckets={stored_buckets}, the application "
                 f"now uses {buckets}; keep the old value or clear the state (Application.clear_state())"
             )
-        return cls(data, buckets, rest[0] if rest else None)
+        if fmt == _FORMAT:
+            windows, pages, scopes, expiring, sweep = rest
+            return cls(None, buckets, windows, pages=pages, paged_scopes=scopes, expiring=expiring, sweep=sweep)
+        # formats 1 and 2: every key's entries in one dict (and, from 2, the windows' data)
+        return cls(rest[0], buckets, rest[1] if len(rest) > 1 else None)
