@@ -333,7 +333,11 @@ class _KafkaStreamReader(DataSourceStreamReader):
                 highs[(topic, p)] = high
         if self._max_per_batch > 0:
             ranges = list(begins)
-            shares = split_budget([end[t][str(p)] - begins[(t, p)] for t, p in ranges], self._max_per_batch)
+            available = [end[t][str(p)] - begins[(t, p)] for t, p in ranges]
+            # at least a record of every partition with records waiting: none is starved, and
+            # an aligned cut sees every partition's time
+            budget = max(self._max_per_batch, sum(1 for a in available if a > 0))
+            shares = split_budget(available, budget)
             for (topic, p), share in zip(ranges, shares):
                 end[topic][str(p)] = begins[(topic, p)] + share
         capped: list[tuple[str, int, int, int]] = []

@@ -6,8 +6,8 @@ blob decodes no page; a key's page is decoded when a step first asks for the key
 only the decoded pages are pickled again when the blob is written. So a micro-batch pays for
 the keys it touches (and their page neighbours), not for every key of the bucket: what is left
 per untouched key is copying its bytes. The pages double in number as the keys grow (all keys
-are laid out again then, once per doubling), so a page holds about :data:`PAGE_SCOPES` to twice
-that many keys.
+are laid out again then, once per doubling), so a page holds at most about twice
+:data:`PAGE_SCOPES` keys (:data:`PAGE_SCOPES` to twice that while the keys only grow).
 
 >>> store = KeyedStateStore(buckets=1)
 >>> for i in range(100):
@@ -148,12 +148,13 @@ class KeyedStateStore:
 
     def _decode(self, page: int) -> None:
         assert self._pages is not None
-        self._decoded.add(page)
         raw = self._pages[page]
         if raw:
             scopes: dict[_Scope, dict[Any, Any]] = pickle.loads(raw)
             self._paged_scopes -= len(scopes)
             self._data.update(scopes)
+        # only once its keys are in _data: a page that failed to load is never written back
+        self._decoded.add(page)
 
     def decoded_pages(self) -> int:
         """How many pages of the loaded blob have been decoded (see the module)."""
@@ -203,26 +204,30 @@ class KeyedStateStore:
         """The blob of this store: the pages of the keys not decoded as they were loaded, the
         decoded ones pickled again (all of them laid out again when the pages double)."""
         pages = self._pages
-        relaid = pages is None or _page_count(self._paged_scopes + len(self._data)) > len(pages)
-        if pages is not None:
-            if relaid:  # the pages double: every key is laid out again
-                todo: range = range(len(pages))
-            elif self._expiring:  # a share of the other pages in turn, so that unread entries expire too
-                step = -(-len(pages) // SWEEP_SHARE)
-                todo = range(self._sweep, min(self._sweep + step, len(pages)))
-                self._sweep = (self._sweep + step) % len(pages)
-            else:
-                todo = range(0)
-            for page in todo:
+        if pages is not None and self._expiring:
+            # a share of the other pages in turn, so that entries nobody reads expire too
+            step = -(-len(pages) // SWEEP_SHARE)
+            for page in range(self._sweep, min(self._sweep + step, len(pages))):
                 if page not in self._decoded:
                     self._decode(page)
+            self._sweep = (self._sweep + step) % len(pages)
         self.purge_expired()
+        # the pages (at least) double when the keys outgrow them: every key is laid out again
+        relaid = pages is None or _page_count(self._paged_scopes + len(self._data)) > len(pages)
+        if relaid and pages is not None:
+            for page in range(len(pages)):
+                if page not in self._decoded:
+                    self._decode(page)
+            self.purge_expired()
         live = self._data
         expiring = self._expiring or any(e[2] is not None for entries in live.values() for e in entries.values())
         scopes = self._paged_scopes + len(live)
         grouped: dict[int, dict[_Scope, Any]]
         if relaid:
-            size = _page_count(scopes)
+            # at least twice the pages: a count that fell back once the expired entries of the
+            # pages never decoded were dropped would otherwise cross the same threshold again
+            size = max(_page_count(scopes), 2 * len(pages) if pages is not None else 1)
+            self._sweep = 0
             grouped = {}
             out = [b""] * size
         else:

@@ -180,13 +180,16 @@ def test_a_micro_batch_takes_at_most_its_budget_from_all_partitions(kafka):
         ends.append({p: end[topic][p] - start[topic][p] for p in sorted(end[topic])})
         start = end
     assert ends == [{"0": 5, "1": 23, "2": 22}, {"0": 0, "1": 32, "2": 18}, {"0": 0, "1": 5, "2": 0}]
+    # a budget below the partitions with records waiting still reads a record of each
+    tiny = reader(max_records_per_partition=1000, max_records_per_batch=2)
+    assert tiny.latestOffset({topic: {"0": 0, "1": 0, "2": 0}}, None) == {topic: {"0": 1, "1": 1, "2": 1}}
     # the per-partition cap bounds each partition inside the budget
     capped = reader(max_records_per_partition=10, max_records_per_batch=50)
     assert capped.latestOffset({topic: {"0": 0, "1": 0, "2": 0}}, None) == {topic: {"0": 5, "1": 10, "2": 10}}
     # without a budget, only the caps bound a micro-batch
     whole = reader(max_records_per_partition=1000)
     assert whole.latestOffset({topic: {"0": 0, "1": 0, "2": 0}}, None) == {topic: {"0": 5, "1": 60, "2": 40}}
-    for r in (budgeted, capped, whole):
+    for r in (budgeted, tiny, capped, whole):
         r.stop()
 
 

@@ -121,16 +121,18 @@ def test_a_blob_of_the_earlier_format_is_read_and_written_in_pages():
         KeyedStateStore.loads(old, buckets=8)
 
 
-def test_expired_entries_of_keys_nobody_reads_are_dropped_within_a_sweep():
+def test_expired_entries_of_keys_nobody_reads_are_dropped_within_a_sweep(monkeypatch):
+    now = [1_700_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: now[0])  # the clock of State and of the store
     store = KeyedStateStore(buckets=1)
     for i in range(3000):
         state = store.state("s", b"k%d" % i)
-        state.set("t", i, ttl=timedelta(milliseconds=50))
+        state.set("t", i, ttl=timedelta(seconds=5))
         if i % 2:
             state.set("keep", i)
     blob = store.dumps()
     assert len(KeyedStateStore.loads(blob, buckets=1)) == 3000
-    time.sleep(0.1)
+    now[0] += 6
     # a reader sees no expired entry at once; writes drop them a share of the pages at a time
     reader = KeyedStateStore.loads(blob, buckets=1)
     assert reader.state("s", b"k2").get("t") is None and reader.state("s", b"k3").get("keep") == 3
@@ -152,3 +154,58 @@ def test_windows_and_state_share_the_blob():
     again = KeyedStateStore.loads(store.dumps(), buckets=2)
     assert again.window_data("win", b"a") == {"latest": 10}
     assert again.state("s", b"a").get("n") == 1
+
+
+def test_keys_only_read_do_not_lay_every_page_out_again():
+    """A step that reads keys it never sets (an empty state for each) must not make every write
+    decode the whole bucket: only real growth lays the pages out again."""
+    store = KeyedStateStore(buckets=1)
+    for i in range(1000):
+        store.state("s", b"k%d" % i).set("n", i)
+    blob = store.dumps()
+    pages = _pages(blob)
+    for batch in range(20):
+        again = KeyedStateStore.loads(blob, buckets=1)
+        for j in range(30):
+            assert again.state("s", b"unknown-%d-%d" % (batch, j)).get("n") is None
+        again.state("s", b"k%d" % batch).set("n", -batch)
+        blob = again.dumps()
+        assert again.decoded_pages() <= 31 < pages
+        assert _pages(blob) == pages and len(KeyedStateStore.loads(blob, buckets=1)) == 1000
+
+
+def test_a_steady_count_of_expiring_keys_keeps_its_layout(monkeypatch):
+    """Keys that come and go with a ttl (about 1,000 alive at any time): the writes sweep a share
+    of the pages each, and none decodes every page once the layout fits."""
+    now = [1_700_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    blob = KeyedStateStore(buckets=1).dumps()
+    full = []
+    for batch in range(80):
+        store = KeyedStateStore.loads(blob, buckets=1)
+        for j in range(20):
+            store.state("s", b"k%d-%d" % (batch, j)).set("n", j, ttl=timedelta(seconds=50))
+        now[0] += 1
+        blob = store.dumps()
+        full.append(store.decoded_pages() == _pages(blob))
+    assert not any(full[60:])
+    assert 900 <= len(KeyedStateStore.loads(blob, buckets=1)) <= 1100
+
+
+def test_a_page_that_fails_to_load_is_written_back_as_it_was():
+    store = KeyedStateStore(buckets=1)
+    for i in range(500):
+        store.state("s", b"k%d" % i).set("n", i)
+    version, buckets, windows, pages, scopes, expiring, sweep = pickle.loads(store.dumps())
+    from streamspark.state.store import _page_of
+
+    bad = _page_of(("s", b"k1"), len(pages))
+    pages[bad] = b"\x80not a pickle"
+    blob = pickle.dumps((version, buckets, windows, pages, scopes, expiring, sweep))
+    broken = KeyedStateStore.loads(blob, buckets=1)
+    with pytest.raises(Exception):
+        broken.state("s", b"k1")
+    other = next(b"k%d" % i for i in range(500) if _page_of(("s", b"k%d" % i), len(pages)) != bad)
+    broken.state("s", other).set("n", -1)
+    written = pickle.loads(broken.dumps())[3]
+    assert written[bad] == b"\x80not a pickle"
