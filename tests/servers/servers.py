@@ -256,26 +256,35 @@ class BigQueryEmulator(_LocalServer):
         python = os.path.join(tools, "bin", "python")
         if not os.path.exists(python):
             raise RuntimeError("bqemulator is not installed in .tools/bqemu (scripts/test.sh installs it)")
-        self.port, grpc = free_port(), free_port()
         shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bqemu_shim.py")
-        # HOME: where DuckDB finds the spatial extension test.sh placed
-        self._launch(
-            [
-                "env",
-                f"HOME={os.path.join(tools, 'home')}",
-                python,
-                shim,
-                "start",
-                "--rest-port",
-                str(self.port),
-                "--grpc-port",
-                str(grpc),
-                "--project",
-                self.project,
-                "--log-level",
-                "warning",
-            ],
-            lambda: _http_ok(f"{self.url}/bigquery/v2/projects/{self.project}/datasets"),
-            timeout,
-        )
+        for attempt in range(3):
+            # another process (the tests run in parallel) may take a free port before the
+            # emulator binds it: then it exits at once, and a fresh pair of ports is tried
+            self.port, grpc = free_port(), free_port()
+            try:
+                # HOME: where DuckDB finds the spatial extension test.sh placed
+                self._launch(
+                    [
+                        "env",
+                        f"HOME={os.path.join(tools, 'home')}",
+                        python,
+                        shim,
+                        "start",
+                        "--rest-port",
+                        str(self.port),
+                        "--grpc-port",
+                        str(grpc),
+                        "--project",
+                        self.project,
+                        "--log-level",
+                        "warning",
+                    ],
+                    lambda: _http_ok(f"{self.url}/bigquery/v2/projects/{self.project}/datasets"),
+                    timeout,
+                )
+            except RuntimeError as exc:
+                if attempt < 2 and ("Failed to bind" in str(exc) or "address already in use" in str(exc).lower()):
+                    continue
+                raise
+            break
         return self
