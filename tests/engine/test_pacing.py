@@ -143,6 +143,27 @@ def test_streamed_stateless_pipelines_take_larger_micro_batches_by_default():
     assert records_per_partition(plan_of(_stateful), fused=False, limited=False, commit_every=10**6) == BATCH_RECORDS
 
 
+def _run_until_read(app, n: int) -> dict:
+    """``app.run()`` with production defaults until the application has read ``n`` records (at
+    most 90 s), stopped from another thread; returns its status at that point."""
+    import threading
+
+    seen: list[dict] = []
+
+    def stop_when_done() -> None:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and app.status().get("inputs", 0) < n:
+            time.sleep(0.1)
+        seen.append(app.status())
+        app.stop()
+
+    stopper = threading.Thread(target=stop_when_done)
+    stopper.start()
+    app.run()
+    stopper.join()
+    return seen[0]
+
+
 @pytest.mark.parametrize("cap", [None, 100], ids=["default", "set"])
 def test_a_stateful_backlog_is_read_in_micro_batches_of_the_budget(make_app, kafka, monkeypatch, tmp_path, cap):
     """A backlog of 130 records over two partitions (65 each), a running count per key and
@@ -151,7 +172,6 @@ def test_a_stateful_backlog_is_read_in_micro_batches_of_the_budget(make_app, kaf
     then the other 30, so two micro-batches; ``max_records_per_partition=100`` replaces the
     budget, and one micro-batch takes all 130. Every key counts each of its records once."""
     import json
-    import threading
 
     from streamspark.engine import pacing
 
@@ -169,21 +189,9 @@ def test_a_stateful_backlog_is_read_in_micro_batches_of_the_budget(make_app, kaf
 
     sdf = app.dataframe(app.topic(src, value_deserializer="str"))
     sdf.apply(count, stateful=True).to_topic(app.topic(out, value_serializer="json"))
-    seen: list[dict] = []
-
-    def stop_when_done() -> None:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and app.status().get("inputs", 0) < n:
-            time.sleep(0.1)
-        seen.append(app.status())
-        app.stop()
-
-    stopper = threading.Thread(target=stop_when_done)
-    stopper.start()
-    app.run()
-    stopper.join()
-    assert (seen[0]["inputs"], seen[0]["outputs"]) == (n, n)
-    assert seen[0]["batches"] == (2 if cap is None else 1)
+    status = _run_until_read(app, n)
+    assert (status["inputs"], status["outputs"]) == (n, n)
+    assert status["batches"] == (2 if cap is None else 1)
     assert kafka.committed(group, src) == {0: 65, 1: 65}
     counts: dict[bytes, list[int]] = {}
     for message in kafka.consume(out, expected=n, timeout=40):
@@ -197,8 +205,6 @@ def test_a_stateless_backlog_is_read_in_micro_batches_of_the_cap(make_app, kafka
     ``app.run()`` without limits, with the engine's defaults scaled down to 100 and 250 records:
     one micro-batch by default, two with ``max_records_per_partition=100``; every record is
     processed once and committed."""
-    import threading
-
     from streamspark.engine import pacing
 
     monkeypatch.setattr(pacing, "BATCH_RECORDS", 100)
@@ -210,19 +216,7 @@ def test_a_stateless_backlog_is_read_in_micro_batches_of_the_cap(make_app, kafka
     group = f"backlog-{cap}"
     app = make_app(consumer_group=group, max_records_per_partition=cap)
     app.dataframe(app.topic(src, value_deserializer="str")).apply(str.upper).to_topic(app.topic(out, value_serializer="str"))
-    seen: list[dict] = []
-
-    def stop_when_done() -> None:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and app.status().get("inputs", 0) < n:
-            time.sleep(0.1)
-        seen.append(app.status())
-        app.stop()
-
-    stopper = threading.Thread(target=stop_when_done)
-    stopper.start()
-    app.run()
-    stopper.join()
-    assert (seen[0]["inputs"], seen[0]["outputs"]) == (n, n)
-    assert seen[0]["batches"] == (1 if cap is None else 2)
+    status = _run_until_read(app, n)
+    assert (status["inputs"], status["outputs"]) == (n, n)
+    assert status["batches"] == (1 if cap is None else 2)
     assert kafka.committed(group, src) == {0: n}
