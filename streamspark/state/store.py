@@ -138,16 +138,17 @@ class KeyedStateStore:
         data = self._data.get(scope)
         if data is None:
             if self._pages is not None:
-                page = _page_of(scope, len(self._pages))
-                if page not in self._decoded:
-                    self._decode(page)
+                if self._decode(_page_of(scope, len(self._pages))):
                     data = self._data.get(scope)
             if data is None:
                 data = self._data[scope] = {}
         return State(data, step)
 
-    def _decode(self, page: int) -> None:
+    def _decode(self, page: int) -> bool:
+        """Decode ``page`` into ``_data`` unless it already is; True when it was decoded now."""
         assert self._pages is not None
+        if page in self._decoded:
+            return False
         raw = self._pages[page]
         if raw:
             scopes: dict[_Scope, dict[Any, Any]] = pickle.loads(raw)
@@ -155,6 +156,7 @@ class KeyedStateStore:
             self._data.update(scopes)
         # only once its keys are in _data: a page that failed to load is never written back
         self._decoded.add(page)
+        return True
 
     def decoded_pages(self) -> int:
         """How many pages of the loaded blob have been decoded (see the module)."""
@@ -208,16 +210,14 @@ class KeyedStateStore:
             # a share of the other pages in turn, so that entries nobody reads expire too
             step = -(-len(pages) // SWEEP_SHARE)
             for page in range(self._sweep, min(self._sweep + step, len(pages))):
-                if page not in self._decoded:
-                    self._decode(page)
+                self._decode(page)
             self._sweep = (self._sweep + step) % len(pages)
         self.purge_expired()
         # the pages (at least) double when the keys outgrow them: every key is laid out again
         relaid = pages is None or _page_count(self._paged_scopes + len(self._data)) > len(pages)
         if relaid and pages is not None:
             for page in range(len(pages)):
-                if page not in self._decoded:
-                    self._decode(page)
+                self._decode(page)
             self.purge_expired()
         live = self._data
         expiring = self._expiring or any(e[2] is not None for entries in live.values() for e in entries.values())
