@@ -108,6 +108,7 @@ def source_options(
     aligned_topics: Sequence[str] = (),
     min_batch_interval: float = 0.0,
     max_records_per_batch: int = 0,
+    task_per_core: bool = True,
 ) -> dict[str, str]:
     """Options for ``spark.readStream.format(...)`` of a :func:`query_source` class. Options are
     part of the query plan (``explain()``, the Spark UI, event logs): nothing secret goes here.
@@ -123,6 +124,8 @@ def source_options(
         (``engine/pacing.py``); 0: a micro-batch as soon as records arrive.
     :param max_records_per_batch: the most records a micro-batch takes from all partitions
         together, shared out by :func:`split_budget`; 0: no such bound.
+    :param task_per_core: a micro-batch over more partitions than cores is read by a task per
+        core (:func:`plan_tasks`); False: by a task per partition (the plain path).
     """
     options = {
         "topics": json.dumps(topics),
@@ -138,6 +141,8 @@ def source_options(
         options["min_batch_interval"] = str(min_batch_interval)
     if max_records_per_batch > 0:
         options["max_records_per_batch"] = str(max_records_per_batch)
+    if not task_per_core:
+        options["task_per_core"] = "false"
     return options
 
 
@@ -206,6 +211,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._timeout = float(options.get("request_timeout", "30"))
         self._min_per_task = int(options.get("min_records_per_task", "20000"))
         self._parallelism = int(options.get("parallelism", "1"))
+        self._task_per_core = options.get("task_per_core", "true") == "true"
         #: a stateless pipeline to run inside read() (see :class:`SourcePrivate`)
         self._private = private
         #: emit packed rows per state bucket (see the module docstring): the bucket count, and
@@ -444,7 +450,8 @@ class _KafkaStreamReader(DataSourceStreamReader):
                 begin = int(starts.get(p, stop))
                 if int(stop) > begin:
                     ranges.append((topic, int(p), begin, int(stop)))
-        return [InputPartition(task) for task in plan_tasks(ranges, self._parallelism, self._min_per_task)]
+        tasks = plan_tasks(ranges, self._parallelism, self._min_per_task, per_core=self._task_per_core)
+        return [InputPartition(task) for task in tasks]
 
     def commit(self, end: dict) -> None:
         from confluent_kafka import TopicPartition
@@ -590,21 +597,31 @@ class _KafkaStreamReader(DataSourceStreamReader):
 #: one per core (see :func:`plan_tasks`)
 SMALL_TASK_RECORDS = 5_000
 
+#: a micro-batch over more partitions than cores gets a task per core, each of at most this
+#: many records (more records: as many tasks again per core, see :func:`plan_tasks`)
+MAX_TASK_RECORDS = 500_000
 
-def plan_tasks(
-    ranges: list[tuple[str, int, int, int]], parallelism: int, min_per_task: int
-) -> list[tuple[tuple[str, int, int, int], ...]]:
+Range = tuple[str, int, int, int]
+
+
+def plan_tasks(ranges: list[Range], parallelism: int, min_per_task: int, per_core: bool = True) -> list[tuple[Range, ...]]:
     """Spark tasks for a micro-batch's non-empty offset ranges ``(topic, partition, first, stop)``.
 
     - Fewer ranges than cores: ranges are split so that every core gets a task, in pieces of at
       least ``min_per_task`` records (each piece is a fetch of its own, so no more pieces).
-    - More ranges than cores and at most ``parallelism * min_per_task`` records in all (a
-      small batch, as under a steady trickle): the ranges are packed into a task per
-      :data:`SMALL_TASK_RECORDS` records, at most one per core, balanced by records. A Spark
-      task of the source costs ~50 ms of Spark's own work here (scheduling, the Python
-      worker's round trips), more than a few thousand records take, and a task per partition
-      on fewer cores than partitions ran in waves.
-    - Otherwise: a task per range.
+    - More ranges than cores (with ``per_core``): a task per core, each reading its share of
+      the ranges one after another, balanced by records: a task per
+      :data:`SMALL_TASK_RECORDS` records (at most one per core) for a small batch of at most
+      ``parallelism * min_per_task`` records, as under a steady trickle; otherwise one per
+      core, or a multiple of the cores so that no task has over :data:`MAX_TASK_RECORDS`.
+      Whole ranges go to the lightest task, largest first; where that leaves a task more than
+      ``min_per_task`` records over an even share, the ranges are dealt out in order instead,
+      and a range that crosses a task's share is cut there. A Spark task of the source costs
+      Spark ~50 ms of its own work here (scheduling, the Python worker's round trips), and
+      its end waits for its deliveries: a task per partition on fewer cores than partitions
+      ran in waves, each task of the first wave waiting for its deliveries while the
+      partitions of the next one waited.
+    - Without ``per_core`` (the plain path): a task per range.
 
     The result depends only on the arguments, so a replayed micro-batch gets the same tasks.
 
@@ -614,29 +631,67 @@ def plan_tasks(
     [(('t', 0, 0, 6000),), (('t', 1, 0, 3000), ('t', 2, 0, 4000))]
     >>> plan_tasks([("t", 0, 0, 400)], parallelism=2, min_per_task=100)
     [(('t', 0, 0, 200),), (('t', 0, 200, 400),)]
+    >>> plan_tasks([("t", p, 0, 900) for p in range(3)], parallelism=2, min_per_task=100)
+    [(('t', 0, 0, 900), ('t', 1, 0, 450)), (('t', 1, 450, 900), ('t', 2, 0, 900))]
+    >>> plan_tasks([("t", p, 0, 900) for p in range(3)], parallelism=2, min_per_task=100, per_core=False)
+    [(('t', 0, 0, 900),), (('t', 1, 0, 900),), (('t', 2, 0, 900),)]
     """
     parallelism = max(parallelism, 1)
     total = sum(stop - begin for _, _, begin, stop in ranges)
-    if len(ranges) > parallelism and total <= parallelism * min_per_task:
-        count = min(parallelism, max(1, -(-total // SMALL_TASK_RECORDS)))
-        bins: list[list[tuple[str, int, int, int]]] = [[] for _ in range(count)]
-        loads = [0] * count
-        # largest first into the least loaded task (ties: input order), then each task in input order
-        order = sorted(range(len(ranges)), key=lambda i: (-(ranges[i][3] - ranges[i][2]), i))
-        for i in order:
-            target = loads.index(min(loads))
-            bins[target].append(ranges[i])
-            loads[target] += ranges[i][3] - ranges[i][2]
-        position = {r: i for i, r in enumerate(ranges)}
-        packed = [tuple(sorted(b, key=position.__getitem__)) for b in bins if b]
-        return sorted(packed, key=lambda task: position[task[0]])
+    if len(ranges) > parallelism and per_core:
+        if total <= parallelism * min_per_task:
+            return _pack(ranges, min(parallelism, max(1, -(-total // SMALL_TASK_RECORDS))))[0]
+        count = parallelism * max(1, -(-total // (parallelism * MAX_TASK_RECORDS)))
+        packed, heaviest = _pack(ranges, count)
+        if heaviest - -(-total // count) <= min_per_task:
+            return packed
+        return _deal(ranges, count, total)
     pieces = max(1, -(-parallelism // max(len(ranges), 1)))
-    tasks: list[tuple[tuple[str, int, int, int], ...]] = []
+    tasks: list[tuple[Range, ...]] = []
     for topic, p, begin, stop in ranges:
         n = max(1, min(pieces, (stop - begin) // max(min_per_task, 1)))
         step = -(-(stop - begin) // n)
         for lo in range(begin, stop, step):
             tasks.append(((topic, p, lo, min(lo + step, stop)),))
+    return tasks
+
+
+def _pack(ranges: list[Range], count: int) -> tuple[list[tuple[Range, ...]], int]:
+    """Whole ranges into at most ``count`` tasks, each range (largest first; ties: input order)
+    into the least loaded task; the ranges of a task and the tasks in input order. Also
+    returns the records of the heaviest task."""
+    bins: list[list[Range]] = [[] for _ in range(count)]
+    loads = [0] * count
+    order = sorted(range(len(ranges)), key=lambda i: (-(ranges[i][3] - ranges[i][2]), i))
+    for i in order:
+        target = loads.index(min(loads))
+        bins[target].append(ranges[i])
+        loads[target] += ranges[i][3] - ranges[i][2]
+    position = {r: i for i, r in enumerate(ranges)}
+    packed = [tuple(sorted(b, key=position.__getitem__)) for b in bins if b]
+    return sorted(packed, key=lambda task: position[task[0]]), max(loads)
+
+
+def _deal(ranges: list[Range], count: int, total: int) -> list[tuple[Range, ...]]:
+    """``count`` tasks of ``total / count`` records each (the first ones one more when it does
+    not divide), dealt the ranges in input order; a range that crosses a task's share is cut
+    there, its rest going to the next task."""
+    share, extra = divmod(total, count)
+    tasks: list[tuple[Range, ...]] = []
+    current: list[Range] = []
+    room = share + (extra > 0)
+    for topic, p, begin, stop in ranges:
+        while begin < stop:
+            take = min(stop - begin, room)
+            current.append((topic, p, begin, begin + take))
+            begin += take
+            room -= take
+            if room == 0:
+                tasks.append(tuple(current))
+                current = []
+                room = share + (len(tasks) < extra)
+    if current:  # only when count exceeds total (never for a batch of more records than tasks)
+        tasks.append(tuple(current))
     return tasks
 
 

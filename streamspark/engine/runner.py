@@ -16,7 +16,15 @@ from ._kafka_source import fused_group_by_options, packed_options, query_source,
 from ._plan import PipelinePlan
 from .pacing import records_per_batch, records_per_partition
 from .planner_processes import release_planner_processes
-from .strategies import FUSED_GROUP_BY, FUSED_SOURCE, ONE_FLUSH_PER_PARTITION, PACKED_BUCKETS, RELEASE_PLANNERS, Strategies
+from .strategies import (
+    FUSED_GROUP_BY,
+    FUSED_SOURCE,
+    ONE_FLUSH_PER_PARTITION,
+    PACKED_BUCKETS,
+    RELEASE_PLANNERS,
+    TASK_PER_CORE,
+    Strategies,
+)
 from .task_entry import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
 from .bucketing import end_buckets, key_bucket_column, partition_bucket_column
 from .lag import LagMonitor, end_offsets, total_lag
@@ -280,6 +288,7 @@ class QueryRunner:
             parallelism=parallelism(spark),
             min_batch_interval=self.min_batch_interval,
             aligned_topics=_aligned_topics(plan),
+            task_per_core=TASK_PER_CORE.name in plan.strategies,
         )
         # the Kafka settings and a fused plan (credentials) travel with the source's class, not
         # as options, which the query plan shows (see query_source)

@@ -13,7 +13,7 @@ False
 >>> Strategies(plain={"no-such-path"})
 Traceback (most recent call last):
 ...
-ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'avro-output-chunks', 'columnar-prefix', 'columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners']
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'avro-output-chunks', 'columnar-prefix', 'columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners', 'task-per-core']
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ __all__ = (
     "AVRO_CHUNKS",
     "COLUMNAR_PREFIX",
     "AVRO_OUTPUT_CHUNKS",
+    "TASK_PER_CORE",
     "STRATEGIES",
     "PLAIN_PATHS_ENV",
 )
@@ -216,6 +217,15 @@ AVRO_OUTPUT_CHUNKS = Strategy(
     checked_by="tests/engine/test_avro_output_chunks.py",
 )
 
+#: a micro-batch over more partitions than cores is read by a task per core, each reading its
+#: share of the partitions one after another (``plan_tasks`` in ``engine/_kafka_source.py``)
+TASK_PER_CORE = Strategy(
+    name="task-per-core",
+    applies=lambda plan: True,
+    plain="a Spark task per partition",
+    checked_by="tests/engine/test_task_per_core.py",
+)
+
 #: in dependency order (a strategy after those it requires)
 STRATEGIES: tuple[Strategy, ...] = (
     FUSED_SOURCE,
@@ -228,6 +238,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     AVRO_CHUNKS,
     COLUMNAR_PREFIX,
     AVRO_OUTPUT_CHUNKS,
+    TASK_PER_CORE,
 )
 
 

@@ -71,9 +71,10 @@ def test_small_batches_over_more_partitions_than_cores_are_packed_into_a_task_pe
     assert sorted(r for task in tasks for r in task) == sorted(("t", int(p), start["t"][p], end["t"][p]) for p in end["t"])
     # the same batch planned again (a replay) gets the same tasks
     assert _tasks(reader, start, end) == tasks
-    # past 2 x 10,000 records: a task per partition again
+    # past 2 x 10,000 records: a task per core, of whole partitions balanced within 10,000
+    # records (see test_task_per_core.py)
     big = {"t": {"0": 10_000, "1": 6_000, "2": 4_100}}
-    assert len(_tasks(reader, {"t": {"0": 0, "1": 0, "2": 0}}, big)) == 3
+    assert _tasks(reader, {"t": {"0": 0, "1": 0, "2": 0}}, big) == [("t", 0, 0, 10_000), (("t", 1, 0, 6_000), ("t", 2, 0, 4_100))]
     # two topics: packing mixes them; tasks and the ranges in each keep the planned order
     two = _reader(parallelism=2, min_per_task=10_000)
     assert _tasks(two, {"a": {"0": 0, "1": 0}, "b": {"0": 0}}, {"a": {"0": 2500, "1": 4000}, "b": {"0": 3000}}) == [

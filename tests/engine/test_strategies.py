@@ -17,6 +17,7 @@ from streamspark.engine.strategies import (
     RAW_SINK_CHUNKS,
     RELEASE_PLANNERS,
     STRATEGIES,
+    TASK_PER_CORE,
     Strategies,
 )
 
@@ -26,14 +27,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def plan_paths(plan, plain=()) -> frozenset[str]:
-    """The fast paths ``plan`` takes but those every plan takes (see the test below)."""
-    return Strategies(plain=plain).names_for(plan) - {RELEASE_PLANNERS.name}
+    """The fast paths ``plan`` takes but those every plan takes (see the tests below)."""
+    return Strategies(plain=plain).names_for(plan) - {RELEASE_PLANNERS.name, TASK_PER_CORE.name}
 
 
-def test_every_plan_releases_the_planners_unless_told_not_to():
-    plan = plan_of(lambda app, sdf: sdf.apply(lambda v: v).to_topic(app.topic("out")))
-    assert RELEASE_PLANNERS.name in Strategies().names_for(plan)
-    assert RELEASE_PLANNERS.name not in Strategies(plain={"release-planners"}).names_for(plan)
+@pytest.mark.parametrize("strategy", [RELEASE_PLANNERS, TASK_PER_CORE], ids=lambda s: s.name)
+def test_every_plan_takes_the_plan_wide_paths_unless_told_not_to(strategy):
+    for plan in (
+        plan_of(lambda app, sdf: sdf.apply(lambda v: v).to_topic(app.topic("out"))),
+        plan_of(lambda app, sdf: sdf.apply(lambda v, state: v, stateful=True).to_topic(app.topic("out"))),
+    ):
+        assert strategy.name in Strategies().names_for(plan)
+        assert strategy.name not in Strategies(plain={strategy.name}).names_for(plan)
 
 
 def test_a_stateless_pipeline_takes_the_fused_source_only():
