@@ -19,6 +19,12 @@ Reported per (workload, system):
 - ``last_output_s``: launch to the last output (the run is over once no output has arrived for
   ``--idle`` seconds; the program is then stopped with SIGTERM);
 - ``steady_out_per_s``: outputs per second between the arrival of 10% and 90% of them;
+- ``batch_out_per_s`` (streamspark): outputs per second of its micro-batches, their outputs
+  over their summed durations, which the last line of the program's log reports (``Stopped after 1
+  batch(es): 500000 in, 500000 out, 4.10s in micro-batches with records``). A
+  micro-batch produces its outputs in a burst at its end (a stateful one after reading and
+  shuffling all its records), so when a backlog is read in one or two micro-batches the 10%-90%
+  window of ``steady_out_per_s`` spans only that burst; this rate counts the whole micro-batch;
 - ``outputs_per_250ms``: how many outputs arrived in each quarter second from the launch;
 - ``outputs``, ``peak_mb`` (resident memory of the program and its children: for streamspark
   the driver, Spark's JVM and its Python workers) and ``peak_pss_mb`` (the same as proportional
@@ -26,6 +32,7 @@ Reported per (workload, system):
 
 Results go to ``bench/results/latest.json`` (``--json`` to change): a ``rows`` list and, per
 workload, ``ratio_to_quix_steady`` (streamspark's steady rate / Quix Streams'),
+``ratio_to_quix_batch_rate`` (streamspark's ``batch_out_per_s`` / Quix Streams' steady rate),
 ``ratio_to_quix_last_output`` (Quix Streams' time to the last output / streamspark's: above 1
 means streamspark finished first) and ``ratio_to_quix_first_output`` (the same for the first
 output). ``bench/report.py bench/results/latest.json`` turns it into the tables of
@@ -64,6 +71,7 @@ import csv
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -404,6 +412,10 @@ def run_program(
     steady = (len(arrivals) * 8 // 10) / (hi - lo) if hi > lo else float("inf")
     row.update(first_output_s=round(arrivals[0], 2), last_output_s=round(arrivals[-1], 2), steady_out_per_s=round(steady))
     row["outputs_per_250ms"] = timeline(arrivals, 0.25)
+    if library == "streamspark":
+        rate = batch_rate((work / "app.log").read_text(errors="replace"), len(arrivals))
+        if rate is not None:
+            row["batch_out_per_s"] = round(rate)
     if row.get("rows_in") and steady != float("inf"):
         row["steady_rows_in_per_s"] = round(steady * row["rows_in"] / len(arrivals))
     return row
@@ -462,6 +474,28 @@ def check_join(outputs: dict[str, list[bytes]], readings: int, examples: int = 5
     return result
 
 
+STOP_LINE = re.compile(r"Stopped after \d+ batch\(es\): \d+ in, (\d+) out, ([0-9.]+)s in micro-batches with records")
+
+
+def batch_rate(log: str, outputs: int) -> Optional[float]:
+    """Outputs per second of a streamspark program's micro-batches, from the line its log ends
+    with (``Stopped after 2 batch(es): 505000 in, 500000 out, 5.00s in micro-batches with
+    records``); None without that line or when its outputs are not all ``outputs``.
+
+    >>> batch_rate("... Stopped after 2 batch(es): 505000 in, 500000 out, 5.00s in micro-batches with records", 500000)
+    100000.0
+    >>> batch_rate("... Stopped after 2 batch(es): 505000 in, 500000 out, 5.00s in micro-batches with records", 499999) is None
+    True
+    """
+    found = STOP_LINE.findall(log)
+    if not found:
+        return None
+    logged, seconds = int(found[-1][0]), float(found[-1][1])
+    if logged != outputs or seconds <= 0:
+        return None
+    return outputs / seconds
+
+
 def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, Optional[float]]]:
     """Per workload, streamspark against Quix Streams (see the module's docstring).
 
@@ -482,6 +516,8 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, Optional[float]]]:
             "ratio_to_quix_last_output": round(quix["last_output_s"] / ours["last_output_s"], 2),
             "ratio_to_quix_first_output": round(quix["first_output_s"] / ours["first_output_s"], 2),
         }
+        if "batch_out_per_s" in ours:
+            result[workload]["ratio_to_quix_batch_rate"] = round(ours["batch_out_per_s"] / quix["steady_out_per_s"], 2)
     return result
 
 

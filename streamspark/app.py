@@ -648,7 +648,13 @@ class Application:
         if watcher is not None:
             watcher.raise_for_error()
         self._stop_requested.clear()
-        logger.info("Stopped after %d batch(es): %d in, %d out", runner.batches, runner.inputs, runner.outputs)
+        logger.info(
+            "Stopped after %d batch(es): %d in, %d out, %.2fs in micro-batches with records",
+            runner.batches,
+            runner.inputs,
+            runner.outputs,
+            runner.batch_seconds,
+        )
         if not collect:
             return []
         return runner.collected[:count] if count else runner.collected

@@ -125,6 +125,8 @@ class QueryRunner:
         self.outputs = 0
         self.inputs = 0
         self.batches = 0
+        #: seconds the micro-batches with records took, from their start in the driver to their end
+        self.batch_seconds = 0.0
         self._stop = threading.Event()
         self._failure: Optional[BaseException] = None
         self._in_batch = threading.Event()
@@ -220,7 +222,10 @@ class QueryRunner:
                     if summary.collected:
                         self.collected.extend(summary.collected)
         if batch_inputs:
-            self.batch_log.batch(batch_id, batch_inputs, batch_outputs, skipped, time.monotonic() - started)
+            seconds = time.monotonic() - started
+            with self._lock:
+                self.batch_seconds += seconds
+            self.batch_log.batch(batch_id, batch_inputs, batch_outputs, skipped, seconds)
         if self.progress is not None:
             self.progress(
                 {

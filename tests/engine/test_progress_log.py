@@ -4,6 +4,9 @@ line, every micro-batch at DEBUG (the consumer lag's lines: tests/engine/test_la
 from __future__ import annotations
 
 import logging
+import re
+
+import pytest
 
 from streamspark.engine.progress_log import BatchLog, Throttle
 
@@ -44,3 +47,27 @@ def test_a_throttle_is_due_first_then_once_per_interval():
         clock.now = when
         due.append(throttle.due())
     assert due == [True, False, True, False, True]
+
+
+def test_a_run_ends_with_the_time_its_micro_batches_with_records_took(make_app, kafka, caplog):
+    src, out = kafka.new_topic(partitions=2), kafka.new_topic()
+    kafka.produce(src, [{"value": b'{"v": %d}' % i, "partition": i % 2} for i in range(40)])
+    app = make_app(loglevel=None)  # the test's own log capture
+    app.dataframe(app.topic(src)).apply(lambda v: {"w": v["v"]}).to_topic(app.topic(out))
+    with caplog.at_level(logging.DEBUG, logger="streamspark"):
+        app.run(count=40, timeout=60)
+    messages = [r.getMessage() for r in caplog.records]
+    batches = [m for m in (re.match(r"Batch \d+: \d+ in, (\d+) out, \d+ skipped in ([0-9.]+)s", text) for text in messages) if m]
+    stops = [
+        m
+        for m in (
+            re.fullmatch(r"Stopped after \d+ batch\(es\): 40 in, (\d+) out, ([0-9.]+)s in micro-batches with records", text)
+            for text in messages
+        )
+        if m
+    ]
+    assert len(stops) == 1, messages
+    assert int(stops[0].group(1)) == 40 == sum(int(m.group(1)) for m in batches)
+    seconds = float(stops[0].group(2))
+    assert seconds > 0
+    assert seconds == pytest.approx(sum(float(m.group(2)) for m in batches), abs=0.01 * len(batches))
