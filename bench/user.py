@@ -21,7 +21,7 @@ Reported per (workload, system):
 - ``steady_out_per_s``: outputs per second between the arrival of 10% and 90% of them;
 - ``batch_out_per_s`` (streamspark): outputs per second of its micro-batches, their outputs
   over their summed durations, which the last line of the program's log reports (``Stopped after 1
-  batch(es): 500000 in, 500000 out, 4.10s in micro-batches with records``). A
+  batch(es): 500000 in, 500000 out, 4.10s in micro-batches with data``). A
   micro-batch produces its outputs in a burst at its end (a stateful one after reading and
   shuffling all its records), so when a backlog is read in one or two micro-batches the 10%-90%
   window of ``steady_out_per_s`` spans only that burst; this rate counts the whole micro-batch;
@@ -474,7 +474,7 @@ def check_join(outputs: dict[str, list[bytes]], readings: int, examples: int = 5
     return result
 
 
-STOP_LINE = re.compile(r"Stopped after \d+ batch\(es\): \d+ in, (\d+) out, ([0-9.]+)s in micro-batches with records")
+STOP_LINE = re.compile(r"Stopped after \d+ batch\(es\): \d+ in, (\d+) out, ([0-9.]+)s in micro-batches with data")
 
 
 def batch_rate(log: str, outputs: int) -> Optional[float]:
@@ -482,9 +482,9 @@ def batch_rate(log: str, outputs: int) -> Optional[float]:
     with (``Stopped after 2 batch(es): 505000 in, 500000 out, 5.00s in micro-batches with
     records``); None without that line or when its outputs are not all ``outputs``.
 
-    >>> batch_rate("... Stopped after 2 batch(es): 505000 in, 500000 out, 5.00s in micro-batches with records", 500000)
+    >>> batch_rate("... Stopped after 2 batch(es): 505000 in, 500000 out, 5.00s in micro-batches with data", 500000)
     100000.0
-    >>> batch_rate("... Stopped after 2 batch(es): 505000 in, 500000 out, 5.00s in micro-batches with records", 499999) is None
+    >>> batch_rate("... Stopped after 2 batch(es): 505000 in, 500000 out, 5.00s in micro-batches with data", 499999) is None
     True
     """
     found = STOP_LINE.findall(log)
@@ -504,6 +504,11 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, Optional[float]]]:
     ...         {"workload": "W1", "system": "streamspark", "first_output_s": 8.0, "last_output_s": 15.0,
     ...          "steady_out_per_s": 80000}])
     {'W1': {'ratio_to_quix_steady': 4.0, 'ratio_to_quix_last_output': 2.0, 'ratio_to_quix_first_output': 0.25}}
+    >>> ratios([{"workload": "W2", "system": "quixstreams", "first_output_s": 2.0, "last_output_s": 10.0,
+    ...          "steady_out_per_s": 50000},
+    ...         {"workload": "W2", "system": "streamspark", "first_output_s": 6.0, "last_output_s": 8.0,
+    ...          "steady_out_per_s": 400000, "batch_out_per_s": 100000}])["W2"]["ratio_to_quix_batch_rate"]
+    2.0
     """
     by = {(r["workload"], r["system"]): r for r in rows}
     result: dict[str, dict[str, Optional[float]]] = {}

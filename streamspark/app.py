@@ -649,7 +649,7 @@ class Application:
             watcher.raise_for_error()
         self._stop_requested.clear()
         logger.info(
-            "Stopped after %d batch(es): %d in, %d out, %.2fs in micro-batches with records",
+            "Stopped after %d batch(es): %d in, %d out, %.2fs in micro-batches with data",
             runner.batches,
             runner.inputs,
             runner.outputs,

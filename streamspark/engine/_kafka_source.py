@@ -125,7 +125,8 @@ def source_options(
     :param max_records_per_batch: the most records a micro-batch takes from all partitions
         together, shared out by :func:`split_budget`; 0: no such bound.
     :param task_per_core: a micro-batch over more partitions than cores is read by a task per
-        core (:func:`plan_tasks`); False: by a task per partition (the plain path).
+        core (:func:`plan_tasks`); False: by a task per partition (the plain path; fewer
+        partitions than cores are split either way).
     """
     options = {
         "topics": json.dumps(topics),
@@ -597,8 +598,9 @@ class _KafkaStreamReader(DataSourceStreamReader):
 #: one per core (see :func:`plan_tasks`)
 SMALL_TASK_RECORDS = 5_000
 
-#: a micro-batch over more partitions than cores gets a task per core, each of at most this
-#: many records (more records: as many tasks again per core, see :func:`plan_tasks`)
+#: a micro-batch over more partitions than cores gets a task per core, each of about this many
+#: records at most (more records: as many tasks again per core, up to a task per partition; see
+#: :func:`plan_tasks`)
 MAX_TASK_RECORDS = 500_000
 
 Range = tuple[str, int, int, int]
@@ -613,15 +615,16 @@ def plan_tasks(ranges: list[Range], parallelism: int, min_per_task: int, per_cor
       the ranges one after another, balanced by records: a task per
       :data:`SMALL_TASK_RECORDS` records (at most one per core) for a small batch of at most
       ``parallelism * min_per_task`` records, as under a steady trickle; otherwise one per
-      core, or a multiple of the cores so that no task has over :data:`MAX_TASK_RECORDS`.
-      Whole ranges go to the lightest task, largest first; where that leaves a task more than
-      ``min_per_task`` records over an even share, the ranges are dealt out in order instead,
-      and a range that crosses a task's share is cut there. A Spark task of the source costs
+      core, or as many again per core as bring an even share down to
+      :data:`MAX_TASK_RECORDS`, but never more tasks than ranges (rounded up to a multiple of
+      the cores). Whole ranges go to the lightest task, largest first; where that leaves a
+      task more than ``min_per_task`` records over an even share, the ranges are dealt out in
+      order instead, and a range that crosses a task's share is cut there. A Spark task of the source costs
       Spark ~50 ms of its own work here (scheduling, the Python worker's round trips), and
       its end waits for its deliveries: a task per partition on fewer cores than partitions
       ran in waves, each task of the first wave waiting for its deliveries while the
       partitions of the next one waited.
-    - Without ``per_core`` (the plain path): a task per range.
+    - More ranges than cores without ``per_core`` (the plain path): a task per range.
 
     The result depends only on the arguments, so a replayed micro-batch gets the same tasks.
 
@@ -641,7 +644,9 @@ def plan_tasks(ranges: list[Range], parallelism: int, min_per_task: int, per_cor
     if len(ranges) > parallelism and per_core:
         if total <= parallelism * min_per_task:
             return _pack(ranges, min(parallelism, max(1, -(-total // SMALL_TASK_RECORDS))))[0]
-        count = parallelism * max(1, -(-total // (parallelism * MAX_TASK_RECORDS)))
+        # never more tasks than the plain path's (a task per range), rounded up to whole waves
+        waves = min(-(-total // (parallelism * MAX_TASK_RECORDS)), -(-len(ranges) // parallelism))
+        count = parallelism * max(1, waves)
         packed, heaviest = _pack(ranges, count)
         if heaviest - -(-total // count) <= min_per_task:
             return packed
@@ -690,9 +695,7 @@ def _deal(ranges: list[Range], count: int, total: int) -> list[tuple[Range, ...]
                 tasks.append(tuple(current))
                 current = []
                 room = share + (len(tasks) < extra)
-    if current:  # only when count exceeds total (never for a batch of more records than tasks)
-        tasks.append(tuple(current))
-    return tasks
+    return tasks  # the shares add up to total: the last range fills the last task exactly
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

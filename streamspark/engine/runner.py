@@ -125,7 +125,8 @@ class QueryRunner:
         self.outputs = 0
         self.inputs = 0
         self.batches = 0
-        #: seconds the micro-batches with records took, from their start in the driver to their end
+        #: seconds the micro-batches that read or wrote records took, each from the call of the
+        #: driver's handler (its input planned) to its end
         self.batch_seconds = 0.0
         self._stop = threading.Event()
         self._failure: Optional[BaseException] = None
@@ -221,10 +222,11 @@ class QueryRunner:
                 for summary in sorted(summaries, key=lambda s: s.spark_partition):
                     if summary.collected:
                         self.collected.extend(summary.collected)
-        if batch_inputs:
-            seconds = time.monotonic() - started
+        seconds = time.monotonic() - started
+        if batch_inputs or batch_outputs:
             with self._lock:
                 self.batch_seconds += seconds
+        if batch_inputs:
             self.batch_log.batch(batch_id, batch_inputs, batch_outputs, skipped, seconds)
         if self.progress is not None:
             self.progress(

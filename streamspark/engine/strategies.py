@@ -222,7 +222,7 @@ AVRO_OUTPUT_CHUNKS = Strategy(
 TASK_PER_CORE = Strategy(
     name="task-per-core",
     applies=lambda plan: True,
-    plain="a Spark task per partition",
+    plain="a Spark task per partition when there are more partitions than cores",
     checked_by="tests/engine/test_task_per_core.py",
 )
 

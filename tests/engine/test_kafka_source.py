@@ -36,7 +36,7 @@ def _tasks(reader: _KafkaStreamReader, start: dict, end: dict) -> list[tuple]:
 
 def test_partitions_are_split_only_to_give_every_core_a_task():
     reader = _reader(parallelism=2, min_per_task=100)
-    # as many partitions as cores (or more): one task each, however large, and empty ones skipped
+    # as many partitions as cores: one task each, however large, and empty ones skipped
     assert _tasks(reader, {"t": {"0": 0, "1": 0, "2": 5}}, {"t": {"0": 1000, "1": 800, "2": 5}}) == [
         ("t", 0, 0, 1000),
         ("t", 1, 0, 800),

@@ -61,7 +61,7 @@ def test_a_run_ends_with_the_time_its_micro_batches_with_records_took(make_app, 
     stops = [
         m
         for m in (
-            re.fullmatch(r"Stopped after \d+ batch\(es\): 40 in, (\d+) out, ([0-9.]+)s in micro-batches with records", text)
+            re.fullmatch(r"Stopped after \d+ batch\(es\): 40 in, (\d+) out, ([0-9.]+)s in micro-batches with data", text)
             for text in messages
         )
         if m

@@ -41,7 +41,7 @@ def test_tasks_per_core_cover_every_record_once_and_are_balanced():
     rng = random.Random(11)
     for _ in range(3000):
         parallelism = rng.randrange(1, 9)
-        min_per_task = rng.choice([1, 10, 100, 20_000])
+        min_per_task = rng.choice([0, 1, 10, 100, 20_000])
         ranges: list[Range] = []
         for topic in rng.sample(["a", "b", "c"], rng.randrange(1, 4)):
             for p in range(rng.randrange(1, 7)):
@@ -54,15 +54,21 @@ def test_tasks_per_core_cover_every_record_once_and_are_balanced():
         assert _covered(tasks) == _covered([(r,) for r in ranges])
         assert all(lo < hi for task in tasks for _, _, lo, hi in task)
         assert plan_tasks(ranges, parallelism, min_per_task) == tasks  # a replay plans the same tasks
+        plain = plan_tasks(ranges, parallelism, min_per_task, per_core=False)
+        assert _covered(plain) == _covered([(r,) for r in ranges])
         if len(ranges) <= parallelism:
-            continue  # the split rule, tested in test_kafka_source
+            assert plain == tasks  # the split rule either way (tested in test_kafka_source)
+            continue
+        assert plain == [(r,) for r in ranges]  # the plain path: a task per range
         if total <= parallelism * min_per_task:
             assert len(tasks) == min(parallelism, -(-total // SMALL_TASK_RECORDS))
-            assert all(len(task) == len({(t, p) for t, p, _, _ in task}) for task in tasks)  # whole ranges
+            assert sorted(r for task in tasks for r in task) == sorted(ranges)  # whole ranges
             continue
-        # a task per core (a multiple of the cores past MAX_TASK_RECORDS a task), balanced
-        count = parallelism * -(-total // (parallelism * MAX_TASK_RECORDS))
-        assert len(tasks) == count
+        # a task per core (a multiple of the cores past MAX_TASK_RECORDS an even share, never
+        # more than the plain path's tasks rounded up to whole waves), balanced
+        waves = min(-(-total // (parallelism * MAX_TASK_RECORDS)), -(-len(ranges) // parallelism))
+        count = parallelism * waves
+        assert len(tasks) == min(count, total)
         share = -(-total // count)
         assert max(_load(task) for task in tasks) <= share + min_per_task
         # the ranges of a task, and the tasks, follow the planned order of the ranges
@@ -90,11 +96,15 @@ def test_large_batches_over_more_partitions_than_cores_get_a_task_per_core():
         (("t", 0, 0, 60_000),),
         (("t", 1, 0, 30_000), ("t", 2, 0, 25_000)),
     ]
-    # past MAX_TASK_RECORDS a task: as many tasks again per core (2.4M records: 3 x 2 tasks)
+    # past MAX_TASK_RECORDS an even share: as many tasks again per core (2.4M records: 3 x 2 tasks)
     assert MAX_TASK_RECORDS == 500_000
     eight = [("t", p, 0, 300_000) for p in range(8)]
     tasks = plan_tasks(eight, parallelism=2, min_per_task=20_000)
     assert [_load(task) for task in tasks] == [400_000] * 6
+    # never more tasks than partitions, rounded up to whole waves (exactly-once has a marker
+    # slot per task): 3 partitions of 4M records on 2 cores give 4 tasks, not 24
+    huge = [("t", p, 0, 4_000_000) for p in range(3)]
+    assert [_load(task) for task in plan_tasks(huge, parallelism=2, min_per_task=20_000)] == [3_000_000] * 4
     # the plain path: a task per partition
     assert plan_tasks(three, parallelism=2, min_per_task=20_000, per_core=False) == [(r,) for r in three]
 
@@ -168,8 +178,15 @@ def test_stateless_pipeline_gives_the_same_outputs_with_a_task_per_core_or_per_p
 
 
 @pytest.mark.usefixtures("small_tasks")
-def test_stateful_pipeline_counts_in_offset_order_when_a_partition_is_cut_between_tasks(make_app, kafka, tmp_path, monkeypatch):
+def test_stateful_pipeline_counts_in_offset_order_when_a_partition_is_cut_between_tasks(
+    make_app, kafka, tmp_path, monkeypatch, spark
+):
     src = _produce(kafka)
+    # the tasks the source plans for this batch on the session's cores: partition 1 is cut
+    from streamspark.engine.session import parallelism
+
+    planned = plan_tasks([(src, p, 0, size) for p, size in enumerate(SIZES)], parallelism(spark), 10)
+    assert len(planned) == 2 and all(any(p == 1 for _, p, _, _ in task) for task in planned)
     results = {}
     for per_core in (True, False):
         monkeypatch.setattr(runner_module.QueryRunner, "strategies", Strategies(plain=() if per_core else {"task-per-core"}))
