@@ -619,11 +619,11 @@ def plan_tasks(ranges: list[Range], parallelism: int, min_per_task: int, per_cor
       :data:`MAX_TASK_RECORDS`, but never more tasks than ranges (rounded up to a multiple of
       the cores). Whole ranges go to the lightest task, largest first; where that leaves a
       task more than ``min_per_task`` records over an even share, the ranges are dealt out in
-      order instead, and a range that crosses a task's share is cut there. A Spark task of the source costs
-      Spark ~50 ms of its own work here (scheduling, the Python worker's round trips), and
-      its end waits for its deliveries: a task per partition on fewer cores than partitions
-      ran in waves, each task of the first wave waiting for its deliveries while the
-      partitions of the next one waited.
+      order instead, and a range that crosses a task's share is cut there. A Spark task of
+      the source costs Spark ~50 ms of its own work here (scheduling, the Python worker's
+      round trips), and its end waits for its deliveries: a task per partition on fewer cores
+      than partitions ran in waves, each task of the first wave waiting for its deliveries
+      while the partitions of the next one waited.
     - More ranges than cores without ``per_core`` (the plain path): a task per range.
 
     The result depends only on the arguments, so a replayed micro-batch gets the same tasks.
