@@ -9,10 +9,8 @@ import random
 import pytest
 
 from streamspark.engine import runner as runner_module
-from streamspark.engine._kafka_source import MAX_TASK_RECORDS, SMALL_TASK_RECORDS, plan_tasks
+from streamspark.engine._kafka_source import MAX_TASK_RECORDS, SMALL_TASK_RECORDS, Range, plan_tasks
 from streamspark.engine.strategies import Strategies
-
-Range = tuple[str, int, int, int]
 
 
 def _covered(tasks: list[tuple[Range, ...]]) -> dict[tuple[str, int], list[tuple[int, int]]]:
