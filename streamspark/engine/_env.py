@@ -1,4 +1,5 @@
-"""The engine's on/off environment switches (``STREAMSPARK_JVM_ARCHIVE``, ``STREAMSPARK_WARMUP``)."""
+"""The engine's on/off environment switches (``STREAMSPARK_JVM_ARCHIVE``, ``STREAMSPARK_WARMUP``,
+``STREAMSPARK_ROCKSDB_LIBRARY``)."""
 
 from __future__ import annotations
 

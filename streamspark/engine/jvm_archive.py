@@ -37,7 +37,7 @@ from typing import Optional
 
 from ._env import switched_on
 
-__all__ = ("archive_path", "java_options", "build_archive")
+__all__ = ("archive_path", "cache_dir", "java_options", "build_archive")
 
 logger = logging.getLogger(__name__)
 
@@ -57,12 +57,17 @@ def _java() -> Optional[Path]:
     return found.resolve() if found is not None else None
 
 
+def cache_dir() -> Path:
+    """Where streamspark keeps what it prepares once per installation (this archive, RocksDB's
+    unpacked library): ``$STREAMSPARK_CACHE_DIR``, else ``$XDG_CACHE_HOME/streamspark``, else
+    ``~/.cache/streamspark``."""
+    base = os.environ.get("STREAMSPARK_CACHE_DIR")
+    return Path(base) if base else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "streamspark")
+
+
 def archive_path() -> Optional[Path]:
     """Where the archive for this Java runtime and PySpark installation lives (it may not exist
-    yet); None without a Java runtime.
-
-    ``$STREAMSPARK_CACHE_DIR``, else ``$XDG_CACHE_HOME/streamspark``, else ``~/.cache/streamspark``.
-    """
+    yet), in :func:`cache_dir`; None without a Java runtime."""
     import pyspark
 
     java = _java()
@@ -72,10 +77,7 @@ def archive_path() -> Optional[Path]:
     stamp = (jvm if jvm.exists() else java).stat().st_mtime_ns
     jars = Path(pyspark.__file__).resolve().parent / "jars"
     key = hashlib.sha1(f"{pyspark.__version__}|{jars}|{java}|{stamp}".encode()).hexdigest()[:12]
-    base = os.environ.get("STREAMSPARK_CACHE_DIR") or Path(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "streamspark"
-    )
-    return Path(base, f"spark-{pyspark.__version__}-{key}.jsa")
+    return cache_dir() / f"spark-{pyspark.__version__}-{key}.jsa"
 
 
 def _enabled() -> bool:

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Optional
 
 from ._worker_python import restores_sigterm, worker_python
 from ._warmup import WarmupSource, start_warmup, warmup_enabled
+from . import rocksdb_library
 from .jvm_archive import java_options
 from .masters import default_master, is_local_master, running_session, submitted_conf
 from .planner_processes import skip_data_source_lookup
@@ -303,6 +304,9 @@ def parallelism(spark: Any) -> int:
         return int(spark.conf.get("spark.default.parallelism", "1"))
 
 
+#: the driver's native library path on a local master: RocksDB's unpacked library (see
+#: :mod:`.rocksdb_library`) unless the program sets its own
+LIBRARY_PATH = "spark.driver.extraLibraryPath"
 #: Hadoop's FileSystem API for checkpoints (offset and commit logs, state store files) on a local
 #: master. Spark's default, the FileContext API, checks every rename with ``getFileLinkStatus``,
 #: which without Hadoop's native library runs a ``readlink`` process; two log writes per
@@ -388,7 +392,8 @@ def _with_local_gc(options: str, driver_memory: Any, conf: Optional[Mapping[str,
 def _with_local_defaults(conf: dict[str, Any], driver_memory: Any = None) -> dict[str, Any]:
     """``conf`` with the settings of a local master added where the user set none: the JVM
     options of :mod:`.jvm_archive`, the garbage collector (:func:`_with_local_gc`), Spark's
-    logging (:func:`log4j_config`) and the checkpoint file manager. ``driver_memory``: the
+    logging (:func:`log4j_config`), the checkpoint file manager and RocksDB's unpacked library
+    (:mod:`.rocksdb_library`, on the driver's library path). ``driver_memory``: the
     driver's heap as the session will get it (default: ``conf``'s, else Spark's 1g).
 
     >>> _with_local_defaults({"spark.sql.streaming.checkpointFileManagerClass": "x"})[
@@ -406,6 +411,10 @@ def _with_local_defaults(conf: dict[str, Any], driver_memory: Any = None) -> dic
     if jvm_options:
         merged["spark.driver.extraJavaOptions"] = jvm_options
     merged.setdefault("spark.sql.streaming.checkpointFileManagerClass", LOCAL_CHECKPOINT_FILE_MANAGER)
+    if LIBRARY_PATH not in merged:
+        rocksdb = rocksdb_library.library_dir()
+        if rocksdb is not None:
+            merged[LIBRARY_PATH] = str(rocksdb)
     return merged
 
 

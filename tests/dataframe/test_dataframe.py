@@ -391,6 +391,14 @@ def _changed_in_place_after_branching(sdf):
     return sdf[source]
 
 
+def _merged(sdf):
+    return sdf[sdf.apply(lambda v: v > 1).concat(sdf.apply(lambda v: v > 5))]
+
+
+def _setitem_merged(sdf):
+    sdf["x"] = sdf.apply(lambda v: 1).concat(sdf.apply(lambda v: 2))
+
+
 def _setitem_other_topic(sdf):
     sdf["x"] = StreamingDataFrame(Topic("other")).apply(lambda v: 1)
 
@@ -407,6 +415,8 @@ def _setitem_other_topic(sdf):
         (_twice, "more than once"),
         (_branched_between, "branched SDF"),
         (_changed_in_place_after_branching, "branched SDF"),
+        (_merged, "merged with another SDF"),
+        (_setitem_merged, "merged with another SDF"),
     ],
 )
 def test_dataframe_sources_that_are_refused(use, message):

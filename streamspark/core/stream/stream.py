@@ -314,7 +314,8 @@ class Stream:
 
         :raises InvalidOperation: when ``other`` is this same node, when it does not branch off
             this node (another dataframe, or a sibling branch), when a step between them has
-            other branches, or when the chain was already used this way.
+            other branches or merges other streams in (``concat``, a join), or when the chain
+            was already used this way.
 
         >>> root = Stream()
         >>> chain = root.diff(root.add_apply(lambda v: v + 1))
@@ -330,6 +331,8 @@ class Stream:
                 break
             if len(node.children) > 1:
                 raise InvalidOperation("Cannot assign or filter using a branched SDF")
+            if isinstance(node, MergeNode):
+                raise InvalidOperation("Cannot assign or filter using the SDF merged with another SDF")
             path.append(node)
             node = node.parent
         if not path:
