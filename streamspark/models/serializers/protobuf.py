@@ -36,7 +36,14 @@ _SERIALIZER_CONF = (
     "use_deprecated_format",
 )
 #: the ``conf`` keys confluent-kafka's Protobuf deserializer takes
-_DESERIALIZER_CONF = ("use_latest_version", "subject_name_strategy", "use_deprecated_format")
+_DESERIALIZER_CONF = ("use_deprecated_format",)
+
+
+def _refuse_deprecated_format(config: Optional[SchemaRegistrySerializationConfig]) -> None:
+    """confluent-kafka 2.x no longer writes or reads the pre-1.8 message indexes: refuse them
+    when the (de)serializer is made, as Quix Streams does, not at its first record."""
+    if config is not None and config.use_deprecated_format:
+        raise ValueError("use.deprecated.format is no longer supported")
 
 
 def _registry_protobuf() -> Any:
@@ -69,6 +76,7 @@ class ProtobufSerializer(ConfluentBacked, Serializer):
         schema_registry_serialization_config: Optional[SchemaRegistrySerializationConfig] = None,
     ) -> None:
         self._use_registry(schema_registry_client_config, schema_registry_serialization_config)
+        _refuse_deprecated_format(schema_registry_serialization_config)
         self._msg_type = msg_type
         self._deterministic = deterministic
         self._ignore_unknown_fields = ignore_unknown_fields
@@ -118,13 +126,15 @@ class ProtobufDeserializer(ConfluentBacked, Deserializer):
     :param to_dict: return a dict (fields without presence tracking are included even when left
         at their defaults, e.g. ``0``, ``""``, ``[]``, the first enum value); ``False`` returns the
         message itself. Default ``True``.
-    :param schema_registry_client_config: when given, read the Confluent wire format through
-        confluent-kafka's ``ProtobufDeserializer``.
-    :param schema_registry_serialization_config: more settings for the registry (needs
-        ``schema_registry_client_config``).
+    :param schema_registry_client_config: when given, read the Confluent wire format (magic
+        byte, schema id, message indexes) with confluent-kafka's ``ProtobufDeserializer``.
+        ``msg_type`` is the schema: the registry is not asked for the writer's schema, as in
+        Quix Streams.
+    :param schema_registry_serialization_config: more settings (needs
+        ``schema_registry_client_config``); reading uses none of them.
 
-    Bytes that do not parse as ``msg_type`` (or, with a registry, a wrong magic byte or schema
-    id) raise :class:`SerializationError`.
+    Bytes that do not parse as ``msg_type`` (or, with a registry, a wrong magic byte) raise
+    :class:`SerializationError`.
     """
 
     def __init__(
@@ -138,6 +148,7 @@ class ProtobufDeserializer(ConfluentBacked, Deserializer):
     ) -> None:
         super().__init__()
         self._use_registry(schema_registry_client_config, schema_registry_serialization_config)
+        _refuse_deprecated_format(schema_registry_serialization_config)
         self._msg_type = msg_type
         self._use_integers_for_enums = use_integers_for_enums
         self._preserving_proto_field_name = preserving_proto_field_name
@@ -161,10 +172,10 @@ class ProtobufDeserializer(ConfluentBacked, Deserializer):
         )
 
     def _build_confluent(self) -> Any:
+        # ``msg_type`` is the schema: the wire format's schema id is skipped, not looked up, so
+        # reading needs no registry round trip (and works for ids the registry does not know)
         assert self._client_config is not None
         conf: dict[str, Any] = {"use.deprecated.format": False}
         if self._serialization_config is not None:
             conf.update(self._serialization_config.as_dict(include=_DESERIALIZER_CONF))
-        return _registry_protobuf().ProtobufDeserializer(
-            self._msg_type, conf, schema_registry_client=registry_client(self._client_config)
-        )
+        return _registry_protobuf().ProtobufDeserializer(self._msg_type, conf)
