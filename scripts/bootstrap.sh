@@ -31,6 +31,7 @@ if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
 fi
 # Spark's JVM class archive (streamspark/engine/jvm_archive.py): about a minute, once per Java and
 # PySpark installation; it cuts ~40% off a local Spark session's start. Spark starts without it if this fails.
+# The same command first compiles the local file system of engine/local_file_system.py (a second or two).
 case "$extras" in
   *test*|*demo*|*broker*)
     "$root/.venv/bin/python" -m streamspark.engine.jvm_archive 2>&1 | tail -n 3 || true ;;

@@ -37,7 +37,7 @@ from typing import Optional
 
 from ._env import switched_on
 
-__all__ = ("archive_path", "cache_dir", "java_options", "build_archive")
+__all__ = ("archive_path", "cache_dir", "java_executable", "java_options", "build_archive")
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ _QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
-def _java() -> Optional[Path]:
+def java_executable() -> Optional[Path]:
+    """The ``java`` of ``$JAVA_HOME``, else the one on the ``PATH`` (resolved); None without one."""
     home = os.environ.get("JAVA_HOME")
     found = Path(home, "bin", "java") if home else None
     if found is None or not found.exists():
@@ -70,7 +71,7 @@ def archive_path() -> Optional[Path]:
     yet), in :func:`cache_dir`; None without a Java runtime."""
     import pyspark
 
-    java = _java()
+    java = java_executable()
     if java is None:
         return None
     jvm = java.parent.parent / "lib" / "server" / "libjvm.so"
@@ -116,7 +117,9 @@ def build_archive(path: Optional[Path] = None, *, force: bool = False, timeout: 
             capture_output=True,
             text=True,
             timeout=timeout,
-            env={**os.environ, "STREAMSPARK_JVM_ARCHIVE": "0"},
+            # without the archive, and without our file system's jar: the archive records the
+            # class path, and a session may append that jar (or not) to it
+            env={**os.environ, "STREAMSPARK_JVM_ARCHIVE": "0", "STREAMSPARK_NIO_LOCAL_FS": "0"},
         )
         if child.returncode != 0 or not partial.is_file() or partial.stat().st_size == 0:
             logger.warning("Could not build the JVM class archive (exit %s): %s", child.returncode, child.stderr[-2000:])
@@ -198,6 +201,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.dump_into is not None:
         return _dump_into(args.dump_into)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    from .local_file_system import jar_path  # it builds on this module
+
+    jar = jar_path()  # the local file system's jar (see that module), before the archive
+    if jar is not None:
+        print(jar)
     built = build_archive(force=args.force)
     if built is None:
         print("no JVM class archive (no Java runtime, turned off, or the build failed: see above)")

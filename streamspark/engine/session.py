@@ -13,8 +13,9 @@ from typing import Any, Mapping, Optional
 
 from ._worker_python import restores_sigterm, worker_python
 from ._warmup import WarmupSource, start_warmup, warmup_enabled
-from . import rocksdb_library
+from . import local_file_system, rocksdb_library
 from .jvm_archive import java_options
+from .local_file_system import FILE_SYSTEM_CLASS, FILE_SYSTEM_SETTING, class_path_with
 from .masters import default_master, is_local_master, running_session, submitted_conf
 from .planner_processes import skip_data_source_lookup
 
@@ -72,7 +73,9 @@ def get_spark(
     :data:`DEFAULT_SPARK_CONF`. A new session on a local master starts Spark's Python processes
     in the background (:mod:`._warmup`), so that its first query does not wait for them; not
     with ``warmup=False``, for a query that starts right away (it starts the same processes
-    itself, and its tasks would queue behind the warm-up's).
+    itself, and its tasks would queue behind the warm-up's). A JVM it starts on a local master
+    gets the start-up settings of :mod:`.jvm_archive`, :mod:`.rocksdb_library` and
+    :mod:`.local_file_system`.
     """
     from pyspark.sql import SparkSession
 
@@ -103,6 +106,12 @@ def get_spark(
                 merged[SHUFFLE_PARTITIONS] = str(local_cores(master))
             # bind Spark to the loopback interface (and skip its warning about the host name)
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            # the jar goes on the class path of a JVM this process starts (not spark-submit's)
+            if "PYSPARK_GATEWAY_PORT" not in os.environ and not any(FILE_SYSTEM_SETTING in c for c in (user, submitted)):
+                jar = local_file_system.jar_path()
+                if jar is not None:
+                    os.environ["SPARK_DIST_CLASSPATH"] = class_path_with(jar, os.environ.get("SPARK_DIST_CLASSPATH"))
+                    merged[FILE_SYSTEM_SETTING] = FILE_SYSTEM_CLASS
             daemon = task_daemon({**submitted, **merged})
             if daemon is not None:
                 merged.setdefault(DAEMON_MODULE, daemon)

@@ -52,7 +52,7 @@ def test_built_archive_is_complete_and_mappable(spark, tmp_path: Path):
     assert target.stat().st_size > 10_000_000  # Spark's classes, not just a header
     assert not list(tmp_path.glob("*.partial"))
     classpath = spark._jvm.java.lang.System.getProperty("java.class.path")
-    java = jvm_archive._java()
+    java = jvm_archive.java_executable()
     ok = subprocess.run(
         [str(java), "-Xshare:on", f"-XX:SharedArchiveFile={target}", "-cp", classpath, "-version"], capture_output=True, text=True
     )

@@ -1,0 +1,118 @@
+"""Hadoop's local file system without a ``chmod`` process per file, for a local master.
+
+Spark writes a local checkpoint (offset and commit logs, state store changelogs and
+snapshots) through Hadoop's ``LocalFileSystem``. Without Hadoop's native library (PySpark does
+not ship it), Hadoop sets each new file's permission by running ``chmod`` in a new process, for
+the file and again for its checksum file: about nine processes per stateful micro-batch, each
+started from the driver's JVM (4–18 ms each, measured on 2 cores), several of them on the
+micro-batch's path (the offset log is written before the micro-batch runs, the changelogs inside
+its tasks).
+
+``java/NioLocalFileSystem.java`` is that file system with the permission set through
+``java.nio`` in-process; everything else is Hadoop's. :func:`jar_path` compiles it once per
+Hadoop version into the cache directory of :mod:`.jvm_archive` (with the JDK's ``javac``; with
+a Java runtime alone nothing changes), and :func:`~streamspark.engine.session.get_spark` gives a
+local session the jar (appended to the class path, so that the class-data-sharing archive still
+matches) and ``spark.hadoop.fs.file.impl`` (unless the program sets one).
+``STREAMSPARK_NIO_LOCAL_FS=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+import zipfile
+from pathlib import Path
+from typing import Optional
+
+from ._env import switched_on
+from .jvm_archive import cache_dir, java_executable
+
+__all__ = ("FILE_SYSTEM_CLASS", "FILE_SYSTEM_SETTING", "SWITCH", "jar_path", "class_path_with")
+
+logger = logging.getLogger(__name__)
+
+#: the Java class (``java/NioLocalFileSystem.java``) and the setting that makes it ``file://``'s
+FILE_SYSTEM_CLASS = "io.streamspark.hadoop.NioLocalFileSystem"
+FILE_SYSTEM_SETTING = "spark.hadoop.fs.file.impl"
+#: the environment switch that turns it off
+SWITCH = "STREAMSPARK_NIO_LOCAL_FS"
+
+_SOURCE = Path(__file__).with_name("java") / "NioLocalFileSystem.java"
+
+
+def _hadoop_api_jar() -> Optional[Path]:
+    import pyspark
+
+    jars = sorted((Path(pyspark.__file__).resolve().parent / "jars").glob("hadoop-client-api-*.jar"))
+    return jars[-1] if jars else None
+
+
+def _javac() -> Optional[Path]:
+    java = java_executable()
+    beside = java.parent / "javac" if java is not None else None
+    if beside is not None and beside.is_file():
+        return beside
+    found = shutil.which("javac")
+    return Path(found) if found else None
+
+
+def jar_path(build: bool = True) -> Optional[Path]:
+    """The jar of :data:`FILE_SYSTEM_CLASS` for this PySpark installation, compiled now if it is
+    not there yet (``build=False``: only if it is); None when turned off, without a JDK, or when
+    compiling failed (logged: Spark then uses Hadoop's own file system)."""
+    if not switched_on(SWITCH):
+        return None
+    api = _hadoop_api_jar()
+    if api is None or not _SOURCE.is_file():
+        return None
+    key = hashlib.sha1(_SOURCE.read_bytes() + api.name.encode()).hexdigest()[:12]
+    target = cache_dir() / f"streamspark-hadoop-{key}.jar"
+    if target.is_file() or not build:
+        return target if target.is_file() else None
+    javac = _javac()
+    if javac is None:
+        return None
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as classes:
+            compiled = subprocess.run(
+                [str(javac), "-nowarn", "--release", "17", "-d", classes, "-cp", str(api), str(_SOURCE)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            if compiled.returncode != 0:
+                logger.warning("Could not compile %s: %s", _SOURCE.name, compiled.stderr[-2000:])
+                return None
+            with zipfile.ZipFile(partial, "w") as jar:
+                for path in sorted(Path(classes).rglob("*.class")):
+                    jar.write(path, path.relative_to(classes).as_posix())
+        os.replace(partial, target)
+    except (OSError, subprocess.SubprocessError) as exc:
+        logger.warning("Could not build %s: %s", target.name, exc)
+        return None
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def class_path_with(jar: Path, current: Optional[str]) -> str:
+    """``SPARK_DIST_CLASSPATH`` with ``jar`` appended (Spark's launcher puts it after Spark's
+    own jars, so that the class path the class-data-sharing archive recorded stays its prefix).
+
+    >>> class_path_with(Path("/c/x.jar"), None), class_path_with(Path("/c/x.jar"), "/a.jar")
+    ('/c/x.jar', '/a.jar:/c/x.jar')
+    >>> class_path_with(Path("/c/x.jar"), "/a.jar:/c/x.jar")
+    '/a.jar:/c/x.jar'
+    """
+    entries = [entry for entry in (current or "").split(os.pathsep) if entry]
+    if str(jar) not in entries:
+        entries.append(str(jar))
+    return os.pathsep.join(entries)

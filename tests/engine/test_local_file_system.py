@@ -1,0 +1,85 @@
+"""Hadoop's local file system setting permissions in-process (engine/local_file_system.py and
+engine/java/NioLocalFileSystem.java), compiled once and given to local sessions."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from streamspark.engine import jvm_archive, local_file_system
+from streamspark.engine.local_file_system import FILE_SYSTEM_CLASS
+
+has_jdk = pytest.mark.skipif(local_file_system._javac() is None, reason="needs the JDK's javac")
+
+
+@has_jdk
+def test_compiles_once_into_the_cache(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("STREAMSPARK_CACHE_DIR", str(tmp_path))
+    assert local_file_system.jar_path(build=False) is None  # not built yet
+    jar = local_file_system.jar_path()
+    assert jar is not None and jar.parent == tmp_path and jar.suffix == ".jar"
+    with zipfile.ZipFile(jar) as archive:
+        names = set(archive.namelist())
+    assert {"io/streamspark/hadoop/NioLocalFileSystem.class", "io/streamspark/hadoop/NioLocalFileSystem$Raw.class"} <= names
+    assert [p.name for p in tmp_path.iterdir()] == [jar.name]  # no partial file left
+    stamp = jar.stat().st_mtime_ns
+    assert local_file_system.jar_path() == jar == local_file_system.jar_path(build=False)
+    assert jar.stat().st_mtime_ns == stamp  # not compiled again
+    monkeypatch.setenv(local_file_system.SWITCH, "0")
+    assert local_file_system.jar_path() is None
+
+
+@has_jdk
+def test_a_source_that_does_not_compile_is_logged_and_left_out(monkeypatch, tmp_path: Path, caplog):
+    monkeypatch.setenv("STREAMSPARK_CACHE_DIR", str(tmp_path / "cache"))
+    broken = tmp_path / "NioLocalFileSystem.java"
+    broken.write_text("class NioLocalFileSystem { not java }")
+    monkeypatch.setattr(local_file_system, "_SOURCE", broken)
+    with caplog.at_level(logging.WARNING, logger=local_file_system.__name__):
+        assert local_file_system.jar_path() is None
+    assert "Could not compile NioLocalFileSystem.java" in caplog.text
+    assert not any((tmp_path / "cache").iterdir())
+
+
+def test_the_jar_is_appended_to_the_class_path():
+    jar = Path("/cache/streamspark-hadoop-x.jar")
+    assert local_file_system.class_path_with(jar, "") == str(jar)
+    assert local_file_system.class_path_with(jar, f"/opt/a.jar{os.pathsep}/opt/b") == f"/opt/a.jar{os.pathsep}/opt/b{os.pathsep}{jar}"
+
+
+@has_jdk
+def test_shared_session_writes_local_files_through_it(spark, tmp_path: Path):
+    """The local session's ``file://`` is our class (Hadoop's checksummed local file system), and
+    the permissions it sets are the ones asked for: at creation (the umask applied) and later."""
+    jvm = spark._jvm
+    hadoop_fs = jvm.org.apache.hadoop.fs
+    fs = hadoop_fs.FileSystem.getLocal(spark._jsc.hadoopConfiguration())
+    assert fs.getClass().getName() == FILE_SYSTEM_CLASS
+    assert fs.getRaw().getClass().getName() == FILE_SYSTEM_CLASS + "$Raw"
+    target = tmp_path / "state" / "1.changelog"
+    out = fs.create(hadoop_fs.Path(target.as_uri()), True)
+    out.write(b"abc")
+    out.close()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.read_bytes() == b"abc"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
+    assert (tmp_path / "state" / ".1.changelog.crc").is_file()  # the checksum file, as Hadoop writes it
+    fs.setPermission(hadoop_fs.Path(target.as_uri()), jvm.org.apache.hadoop.fs.permission.FsPermission(0o640))
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    fs.setPermission(hadoop_fs.Path(target.as_uri()), jvm.org.apache.hadoop.fs.permission.FsPermission(0o751))
+    assert stat.S_IMODE(target.stat().st_mode) == 0o751
+
+
+def test_the_class_data_sharing_archive_still_maps(spark):
+    """The jar is appended to the class path, so the archive (recorded without it) still maps."""
+    archive = jvm_archive.archive_path()
+    if archive is None or not archive.is_file():
+        pytest.skip("no JVM class archive built here")
+    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    assert str(archive) in Path(f"/proc/{pid}/maps").read_text()
