@@ -1,12 +1,17 @@
 """The engine's on/off environment switches (``STREAMSPARK_JVM_ARCHIVE``, ``STREAMSPARK_WARMUP``,
-``STREAMSPARK_ROCKSDB_LIBRARY``)."""
+``STREAMSPARK_ROCKSDB_LIBRARY``, ``STREAMSPARK_NIO_LOCAL_FS``)."""
 
 from __future__ import annotations
 
 import os
 from typing import Mapping, Optional
 
-__all__ = ("switched_on",)
+__all__ = ("switched_on", "NIO_LOCAL_FS", "ROCKSDB_LIBRARY")
+
+#: turns off :mod:`.local_file_system` (Hadoop's local file system without ``chmod`` processes)
+NIO_LOCAL_FS = "STREAMSPARK_NIO_LOCAL_FS"
+#: turns off :mod:`.rocksdb_library` (RocksDB's native library unpacked once)
+ROCKSDB_LIBRARY = "STREAMSPARK_ROCKSDB_LIBRARY"
 
 
 def switched_on(name: str, environ: Optional[Mapping[str, str]] = None) -> bool:

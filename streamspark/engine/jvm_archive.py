@@ -35,7 +35,7 @@ import uuid
 from pathlib import Path
 from typing import Optional
 
-from ._env import switched_on
+from ._env import NIO_LOCAL_FS, switched_on
 
 __all__ = ("archive_path", "cache_dir", "java_executable", "java_options", "build_archive")
 
@@ -119,7 +119,7 @@ def build_archive(path: Optional[Path] = None, *, force: bool = False, timeout: 
             timeout=timeout,
             # without the archive, and without our file system's jar: the archive records the
             # class path, and a session may append that jar (or not) to it
-            env={**os.environ, "STREAMSPARK_JVM_ARCHIVE": "0", "STREAMSPARK_NIO_LOCAL_FS": "0"},
+            env={**os.environ, "STREAMSPARK_JVM_ARCHIVE": "0", NIO_LOCAL_FS: "0"},
         )
         if child.returncode != 0 or not partial.is_file() or partial.stat().st_size == 0:
             logger.warning("Could not build the JVM class archive (exit %s): %s", child.returncode, child.stderr[-2000:])

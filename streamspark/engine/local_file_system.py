@@ -12,8 +12,10 @@ its tasks).
 ``java.nio`` in-process; everything else is Hadoop's. :func:`jar_path` compiles it once per
 Hadoop version into the cache directory of :mod:`.jvm_archive` (with the JDK's ``javac``; with
 a Java runtime alone nothing changes), and :func:`~streamspark.engine.session.get_spark` gives a
-local session the jar (appended to the class path, so that the class-data-sharing archive still
-matches) and ``spark.hadoop.fs.file.impl`` (unless the program sets one).
+JVM it starts on a local master the jar (appended to the class path, so that the
+class-data-sharing archive still matches) and ``spark.hadoop.fs.file.impl``, unless ``file://``'s
+file system is chosen elsewhere (the program's ``spark_conf``, spark-submit,
+``spark-defaults.conf``, Hadoop's ``core-site.xml``).
 ``STREAMSPARK_NIO_LOCAL_FS=0`` turns it off.
 """
 
@@ -30,10 +32,10 @@ import zipfile
 from pathlib import Path
 from typing import Optional
 
-from ._env import switched_on
+from ._env import NIO_LOCAL_FS, switched_on
 from .jvm_archive import cache_dir, java_executable
 
-__all__ = ("FILE_SYSTEM_CLASS", "FILE_SYSTEM_SETTING", "SWITCH", "jar_path", "class_path_with")
+__all__ = ("DIST_CLASS_PATH", "FILE_SYSTEM_CLASS", "FILE_SYSTEM_SETTING", "SWITCH", "jar_path", "class_path_with")
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +43,10 @@ logger = logging.getLogger(__name__)
 FILE_SYSTEM_CLASS = "io.streamspark.hadoop.NioLocalFileSystem"
 FILE_SYSTEM_SETTING = "spark.hadoop.fs.file.impl"
 #: the environment switch that turns it off
-SWITCH = "STREAMSPARK_NIO_LOCAL_FS"
+SWITCH = NIO_LOCAL_FS
+#: the environment variable whose class path Spark's launcher appends to its own jars
+DIST_CLASS_PATH = "SPARK_DIST_CLASSPATH"
+_CLASS_FILE = FILE_SYSTEM_CLASS.replace(".", "/") + ".class"
 
 _SOURCE = Path(__file__).with_name("java") / "NioLocalFileSystem.java"
 
@@ -64,23 +69,33 @@ def _javac() -> Optional[Path]:
 
 def jar_path(build: bool = True) -> Optional[Path]:
     """The jar of :data:`FILE_SYSTEM_CLASS` for this PySpark installation, compiled now if it is
-    not there yet (``build=False``: only if it is); None when turned off, without a JDK, or when
-    compiling failed (logged: Spark then uses Hadoop's own file system)."""
-    if not switched_on(SWITCH):
+    not there yet (``build=False``: only if it is); None when turned off, off POSIX systems,
+    without a JDK, with a cache directory it cannot write, or when compiling failed (logged
+    once: a marker beside the jar keeps later sessions from trying again; Spark then uses
+    Hadoop's own file system).
+
+    >>> jar = jar_path(build=False)
+    >>> jar is None or jar.suffix == ".jar"
+    True
+    """
+    if not switched_on(SWITCH) or os.name != "posix":
         return None
     api = _hadoop_api_jar()
     if api is None or not _SOURCE.is_file():
         return None
     key = hashlib.sha1(_SOURCE.read_bytes() + api.name.encode()).hexdigest()[:12]
     target = cache_dir() / f"streamspark-hadoop-{key}.jar"
-    if target.is_file() or not build:
-        return target if target.is_file() else None
-    javac = _javac()
+    if target.is_file():
+        return target if _holds_the_class(target) else None
+    failed = target.with_name(f".{target.name}.failed")
+    javac = _javac() if build and not failed.exists() else None
     if javac is None:
         return None
     partial = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        if not os.access(target.parent, os.W_OK):
+            return None
         with tempfile.TemporaryDirectory() as classes:
             compiled = subprocess.run(
                 [str(javac), "-nowarn", "--release", "17", "-d", classes, "-cp", str(api), str(_SOURCE)],
@@ -89,7 +104,8 @@ def jar_path(build: bool = True) -> Optional[Path]:
                 timeout=120,
             )
             if compiled.returncode != 0:
-                logger.warning("Could not compile %s: %s", _SOURCE.name, compiled.stderr[-2000:])
+                logger.warning("Could not compile %s (not tried again): %s", _SOURCE.name, compiled.stderr[-2000:])
+                failed.write_text(compiled.stderr[-2000:])
                 return None
             with zipfile.ZipFile(partial, "w") as jar:
                 for path in sorted(Path(classes).rglob("*.class")):
@@ -103,8 +119,17 @@ def jar_path(build: bool = True) -> Optional[Path]:
     return target
 
 
+def _holds_the_class(jar: Path) -> bool:
+    """A jar that Java could not load the class from would break every ``file://`` access."""
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            return _CLASS_FILE in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
 def class_path_with(jar: Path, current: Optional[str]) -> str:
-    """``SPARK_DIST_CLASSPATH`` with ``jar`` appended (Spark's launcher puts it after Spark's
+    """:data:`DIST_CLASS_PATH`'s value with ``jar`` appended (Spark's launcher puts it after Spark's
     own jars, so that the class path the class-data-sharing archive recorded stays its prefix).
 
     >>> class_path_with(Path("/c/x.jar"), None), class_path_with(Path("/c/x.jar"), "/a.jar")

@@ -7,9 +7,10 @@ micro-batch, measured on 2 cores, against 0.05-0.14 s to load an unpacked copy.
 
 :func:`library_dir` unpacks the copy for the running platform once per PySpark installation
 into the cache directory of :mod:`.jvm_archive` (``$STREAMSPARK_CACHE_DIR``, else
-``~/.cache/streamspark``), and :func:`~streamspark.engine.session.get_spark` puts that
-directory on the library path of a local session's JVM (``spark.driver.extraLibraryPath``,
-unless the program sets its own). RocksDB looks for its library there first and unpacks
+``$XDG_CACHE_HOME/streamspark``, else ``~/.cache/streamspark``), and :func:`~streamspark.engine.session.get_spark` puts that
+directory on the library path of a local session's JVM it starts
+(``spark.driver.extraLibraryPath``, unless the program, spark-submit or ``spark-defaults.conf``
+sets one). RocksDB looks for its library there first and unpacks
 nothing. ``STREAMSPARK_ROCKSDB_LIBRARY=0`` turns this off.
 
 >>> jni_library_name("Linux", "x86_64", "glibc")
@@ -28,7 +29,7 @@ import zipfile
 from pathlib import Path
 from typing import Optional
 
-from ._env import switched_on
+from ._env import ROCKSDB_LIBRARY, switched_on
 from .jvm_archive import cache_dir
 
 __all__ = ("jni_library_name", "library_dir")
@@ -59,7 +60,7 @@ def library_dir() -> Optional[Path]:
     installation, unpacked now if it is not there yet; None when turned off
     (``STREAMSPARK_ROCKSDB_LIBRARY=0``), on other platforms, or when it cannot be unpacked
     (logged; RocksDB then unpacks it itself)."""
-    if not switched_on("STREAMSPARK_ROCKSDB_LIBRARY"):
+    if not switched_on(ROCKSDB_LIBRARY):
         return None
     name = jni_library_name(platform.system(), platform.machine(), platform.libc_ver()[0])
     jar = _rocksdb_jar()

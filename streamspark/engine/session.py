@@ -15,7 +15,7 @@ from ._worker_python import restores_sigterm, worker_python
 from ._warmup import WarmupSource, start_warmup, warmup_enabled
 from . import local_file_system, rocksdb_library
 from .jvm_archive import java_options
-from .local_file_system import FILE_SYSTEM_CLASS, FILE_SYSTEM_SETTING, class_path_with
+from .local_file_system import DIST_CLASS_PATH, FILE_SYSTEM_CLASS, FILE_SYSTEM_SETTING, class_path_with
 from .masters import default_master, is_local_master, running_session, submitted_conf
 from .planner_processes import skip_data_source_lookup
 
@@ -99,6 +99,7 @@ def get_spark(
             # PySpark that Spark puts first on their path (no bytecode cache, ~1 CPU-s each)
             os.environ["PYSPARK_PYTHON"] = worker_python(sys.executable) if is_local_master(master) else sys.executable
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        fs_jar: Optional[Path] = None
         if is_local_master(master):
             memory = "spark.driver.memory"
             merged = _with_local_defaults(merged, driver_memory=user.get(memory, submitted.get(memory, merged.get(memory))))
@@ -106,12 +107,9 @@ def get_spark(
                 merged[SHUFFLE_PARTITIONS] = str(local_cores(master))
             # bind Spark to the loopback interface (and skip its warning about the host name)
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-            # the jar goes on the class path of a JVM this process starts (not spark-submit's)
-            if "PYSPARK_GATEWAY_PORT" not in os.environ and not any(FILE_SYSTEM_SETTING in c for c in (user, submitted)):
-                jar = local_file_system.jar_path()
-                if jar is not None:
-                    os.environ["SPARK_DIST_CLASSPATH"] = class_path_with(jar, os.environ.get("SPARK_DIST_CLASSPATH"))
-                    merged[FILE_SYSTEM_SETTING] = FILE_SYSTEM_CLASS
+            fs_jar = _local_file_system_jar(user, submitted)
+            if fs_jar is not None:
+                merged[FILE_SYSTEM_SETTING] = FILE_SYSTEM_CLASS
             daemon = task_daemon({**submitted, **merged})
             if daemon is not None:
                 merged.setdefault(DAEMON_MODULE, daemon)
@@ -131,7 +129,17 @@ def get_spark(
             and "spark.pyspark.python" not in submitted
             and restores_sigterm(os.environ.get("PYSPARK_PYTHON"))
         )
-        spark = builder.getOrCreate()
+        class_path = os.environ.get(DIST_CLASS_PATH)
+        if fs_jar is not None:  # on the class path of the JVM started here, for it alone
+            os.environ[DIST_CLASS_PATH] = class_path_with(fs_jar, class_path)
+        try:
+            spark = builder.getOrCreate()
+        finally:
+            if fs_jar is not None:
+                if class_path is None:
+                    os.environ.pop(DIST_CLASS_PATH, None)
+                else:
+                    os.environ[DIST_CLASS_PATH] = class_path
         if sigterm_to_python:
             leave_sigterm_to_python(spark)
         spark.sparkContext.setLogLevel("ERROR")
@@ -375,6 +383,47 @@ def _chosen_elsewhere(flag: re.Pattern[str], conf: Mapping[str, Any]) -> bool:
     return any(flag.search(place) for place in places)
 
 
+def _in_spark_defaults(key: str) -> bool:
+    """Whether a ``spark-defaults.conf`` that spark-submit reads (``$SPARK_CONF_DIR``, else
+    ``$SPARK_HOME/conf``) sets ``key``: a setting passed as ``--conf`` would override it."""
+    spark_home = os.environ.get("SPARK_HOME")
+    for folder in (os.environ.get("SPARK_CONF_DIR"), os.path.join(spark_home, "conf") if spark_home else None):
+        if folder:
+            try:
+                with open(os.path.join(folder, "spark-defaults.conf"), encoding="utf-8") as defaults:
+                    if any(line.split(maxsplit=1)[:1] == [key] or line.strip().startswith(key + "=") for line in defaults):
+                        return True
+            except OSError:
+                pass
+    return False
+
+
+def _set_elsewhere(key: str, *confs: Mapping[str, Any]) -> bool:
+    """Whether the program (``spark_conf``), spark-submit or a ``spark-defaults.conf`` sets ``key``."""
+    return any(key in conf for conf in confs) or _in_spark_defaults(key)
+
+
+def _local_file_system_jar(user: Mapping[str, Any], submitted: Mapping[str, Any]) -> Optional[Path]:
+    """The jar of :mod:`.local_file_system` for a JVM this process starts on a local master; None
+    under spark-submit (its JVM runs already), when ``file://``'s file system is chosen elsewhere
+    (also ``fs.file.impl`` in Hadoop's ``core-site.xml``, which Spark reads from its conf folder),
+    or when there is no jar."""
+    if "PYSPARK_GATEWAY_PORT" in os.environ or _set_elsewhere(FILE_SYSTEM_SETTING, user, submitted):
+        return None
+    for folder in (os.environ.get("HADOOP_CONF_DIR"), os.environ.get("SPARK_CONF_DIR")):
+        if folder and _mentions(os.path.join(folder, "core-site.xml"), "fs.file.impl"):
+            return None
+    return local_file_system.jar_path()
+
+
+def _mentions(path: str, text: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return text in handle.read()
+    except OSError:
+        return False
+
+
 def _with_local_gc(options: str, driver_memory: Any, conf: Optional[Mapping[str, Any]] = None) -> str:
     """``options`` with :data:`LOCAL_GC` added for a driver heap of at most 2 GiB, unless a
     collector is chosen in them or elsewhere (:func:`_chosen_elsewhere`); with it the
@@ -420,7 +469,9 @@ def _with_local_defaults(conf: dict[str, Any], driver_memory: Any = None) -> dic
     if jvm_options:
         merged["spark.driver.extraJavaOptions"] = jvm_options
     merged.setdefault("spark.sql.streaming.checkpointFileManagerClass", LOCAL_CHECKPOINT_FILE_MANAGER)
-    if LIBRARY_PATH not in merged:
+    # for a JVM this process starts, unless a library path is set (a --conf would override
+    # spark-defaults.conf's, e.g. the folder of Hadoop's native library)
+    if LIBRARY_PATH not in merged and "PYSPARK_GATEWAY_PORT" not in os.environ and not _in_spark_defaults(LIBRARY_PATH):
         rocksdb = rocksdb_library.library_dir()
         if rocksdb is not None:
             merged[LIBRARY_PATH] = str(rocksdb)

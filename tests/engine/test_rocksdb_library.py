@@ -4,6 +4,7 @@ local session's library path."""
 from __future__ import annotations
 
 import logging
+import os
 import platform
 import zipfile
 from pathlib import Path
@@ -15,6 +16,11 @@ from streamspark.engine.session import LIBRARY_PATH, _with_local_defaults
 
 SUPPORTED = rocksdb_library.jni_library_name(platform.system(), platform.machine(), platform.libc_ver()[0]) is not None
 needs_platform = pytest.mark.skipif(not SUPPORTED, reason="RocksDB's library is unpacked on Linux/glibc x86-64 and ARM64 only")
+
+
+@pytest.fixture(autouse=True)
+def _switched_on(monkeypatch):
+    monkeypatch.delenv("STREAMSPARK_ROCKSDB_LIBRARY", raising=False)
 
 
 def test_names_follow_rocksdb_per_platform():
@@ -60,12 +66,22 @@ def test_local_sessions_get_it_unless_turned_off_or_set(monkeypatch, tmp_path: P
     monkeypatch.setenv("STREAMSPARK_CACHE_DIR", str(tmp_path))
     assert _with_local_defaults({})[LIBRARY_PATH] == str(rocksdb_library.library_dir())
     assert _with_local_defaults({LIBRARY_PATH: "/opt/mine"})[LIBRARY_PATH] == "/opt/mine"
+    # a library path in spark-defaults.conf (which our --conf would override) is kept
+    monkeypatch.delenv("SPARK_HOME", raising=False)
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    (tmp_path / "spark-defaults.conf").write_text("spark.driver.extraLibraryPath /opt/hadoop/lib/native\n")
+    assert LIBRARY_PATH not in _with_local_defaults({})
+    (tmp_path / "spark-defaults.conf").unlink()
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")  # spark-submit started the JVM already
+    assert LIBRARY_PATH not in _with_local_defaults({})
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT")
     monkeypatch.setenv("STREAMSPARK_ROCKSDB_LIBRARY", "0")
     assert rocksdb_library.library_dir() is None
     assert LIBRARY_PATH not in _with_local_defaults({})
 
 
 @needs_platform
+@pytest.mark.skipif(os.environ.get("STREAMSPARK_ROCKSDB_LIBRARY", "1") == "0", reason="turned off for this run")
 def test_shared_session_loads_rocksdb_from_the_cache(spark):
     """The JVM maps the unpacked copy (not a temporary file unpacked from the jar)."""
     directory = rocksdb_library.library_dir()

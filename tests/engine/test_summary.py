@@ -60,6 +60,9 @@ def test_stages_compare_as_their_words():
         "streamspark.engine.callbacks",
         "streamspark.engine.task_entry",
         "streamspark.engine._eos",
+        "streamspark.engine.rocksdb_library",
+        "streamspark.engine.local_file_system",
+        "streamspark.engine._env",
     ],
 )
 def test_module_doctests(name):
