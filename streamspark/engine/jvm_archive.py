@@ -77,7 +77,10 @@ def archive_path() -> Optional[Path]:
     jvm = java.parent.parent / "lib" / "server" / "libjvm.so"
     stamp = (jvm if jvm.exists() else java).stat().st_mtime_ns
     jars = Path(pyspark.__file__).resolve().parent / "jars"
-    key = hashlib.sha1(f"{pyspark.__version__}|{jars}|{java}|{stamp}".encode()).hexdigest()[:12]
+    # Java checks each jar's size and time against the archive's record and ignores a stale
+    # archive silently: a PySpark installed again at the same path needs an archive of its own
+    installed = max((jar.stat().st_mtime_ns for jar in jars.glob("spark-*.jar")), default=0)
+    key = hashlib.sha1(f"{pyspark.__version__}|{jars}|{java}|{stamp}|{installed}".encode()).hexdigest()[:12]
     return cache_dir() / f"spark-{pyspark.__version__}-{key}.jsa"
 
 

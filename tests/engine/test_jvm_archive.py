@@ -20,6 +20,25 @@ def test_archive_path_is_per_runtime_in_the_cache_dir(monkeypatch, tmp_path: Pat
     assert jvm_archive.archive_path() == path
 
 
+def test_archive_path_changes_when_pyspark_is_installed_again(monkeypatch, tmp_path: Path):
+    """Java ignores an archive whose jars changed (size or time): a reinstalled PySpark at the
+    same path gets a path of its own, so that a fresh archive is built for it."""
+    import os
+
+    import pyspark
+
+    monkeypatch.setenv("STREAMSPARK_CACHE_DIR", str(tmp_path))
+    fake = tmp_path / "pyspark"
+    (fake / "jars").mkdir(parents=True)
+    core = fake / "jars" / "spark-core_2.13-4.3.0.jar"
+    core.write_bytes(b"jar")
+    monkeypatch.setattr(pyspark, "__file__", str(fake / "__init__.py"))
+    first = jvm_archive.archive_path()
+    assert jvm_archive.archive_path() == first
+    os.utime(core, ns=(core.stat().st_atime_ns, core.stat().st_mtime_ns + 1_000_000_000))
+    assert jvm_archive.archive_path() != first
+
+
 def test_session_options_use_the_archive_only_when_it_exists(monkeypatch, tmp_path: Path):
     monkeypatch.setenv("STREAMSPARK_CACHE_DIR", str(tmp_path))
     assert _with_local_jvm_options(None) == jvm_archive.QUICK_JIT
