@@ -407,13 +407,27 @@ def _local_file_system_jar(user: Mapping[str, Any], submitted: Mapping[str, Any]
     """The jar of :mod:`.local_file_system` for a JVM this process starts on a local master; None
     under spark-submit (its JVM runs already), when ``file://``'s file system is chosen elsewhere
     (also ``fs.file.impl`` in Hadoop's ``core-site.xml``, which Spark reads from its conf folder),
-    or when there is no jar."""
+    when there is no jar, or when this process runs a JVM without it."""
     if "PYSPARK_GATEWAY_PORT" in os.environ or _set_elsewhere(FILE_SYSTEM_SETTING, user, submitted):
         return None
     for folder in (os.environ.get("HADOOP_CONF_DIR"), os.environ.get("SPARK_CONF_DIR")):
         if folder and _mentions(os.path.join(folder, "core-site.xml"), "fs.file.impl"):
             return None
-    return local_file_system.jar_path()
+    jar = local_file_system.jar_path()
+    if jar is not None and not _jvm_can_load(jar):
+        return None
+    return jar
+
+
+def _jvm_can_load(jar: Path) -> bool:
+    """Whether a new session can use ``jar``: no JVM runs in this process yet (the one started
+    next gets it), or the running one (a stopped session's: PySpark keeps its JVM) has it."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway  # noqa: SLF001 (PySpark's handle on its JVM; no public one)
+    if gateway is None:
+        return True
+    return str(jar) in str(gateway.jvm.java.lang.System.getProperty("java.class.path")).split(os.pathsep)
 
 
 def _mentions(path: str, text: str) -> bool:

@@ -72,8 +72,11 @@ def test_a_jar_without_the_class_is_not_used(monkeypatch, tmp_path: Path):
 def test_left_to_settings_made_elsewhere(monkeypatch, tmp_path: Path):
     """A ``file://`` file system chosen in ``spark-defaults.conf`` or Hadoop's ``core-site.xml``
     (which a ``--conf`` of ours would override) keeps it; so does a JVM spark-submit started."""
+    from streamspark.engine import session
     from streamspark.engine.session import _local_file_system_jar
 
+    # as for a process whose JVM is yet to start (the shared session may run in this one)
+    monkeypatch.setattr(session, "_jvm_can_load", lambda jar: True)
     monkeypatch.setenv("STREAMSPARK_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("SPARK_HOME", raising=False)
     monkeypatch.delenv("HADOOP_CONF_DIR", raising=False)
@@ -131,6 +134,19 @@ def test_shared_session_writes_local_files_through_it(spark, tmp_path: Path):
     missing = hadoop_fs.Path((tmp_path / "missing").as_uri())
     with pytest.raises(Exception, match="FileNotFoundException"):
         fs.setPermission(missing, jvm.org.apache.hadoop.fs.permission.FsPermission(0o644))
+
+
+@in_use
+def test_a_running_jvm_without_the_jar_keeps_hadoops_file_system(spark, monkeypatch):
+    """PySpark keeps its JVM after a session stops, and the next session starts in it: the file
+    system is asked for only if that JVM has the jar (else no class would load)."""
+    from streamspark.engine.session import _local_file_system_jar
+
+    jar = local_file_system.jar_path(build=False)
+    assert jar is not None
+    assert _local_file_system_jar({}, {}) == jar  # the shared session's JVM has it
+    monkeypatch.setattr(local_file_system, "jar_path", lambda build=True: jar.with_name("elsewhere.jar"))
+    assert _local_file_system_jar({}, {}) is None
 
 
 @in_use
