@@ -37,7 +37,7 @@ from typing import Optional
 
 from ._env import NIO_LOCAL_FS, switched_on
 
-__all__ = ("archive_path", "cache_dir", "java_executable", "java_options", "build_archive")
+__all__ = ("archive_path", "cache_dir", "java_executable", "java_options", "build_archive", "pyspark_jar")
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +58,23 @@ def java_executable() -> Optional[Path]:
     return found.resolve() if found is not None else None
 
 
+def _pyspark_jars() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent / "jars"
+
+
+def pyspark_jar(pattern: str) -> Optional[Path]:
+    """The jar of the installed PySpark whose name matches ``pattern`` (the last one by name);
+    None without one.
+
+    >>> pyspark_jar("spark-core_*.jar").name.startswith("spark-core_")
+    True
+    """
+    jars = sorted(_pyspark_jars().glob(pattern))
+    return jars[-1] if jars else None
+
+
 def cache_dir() -> Path:
     """Where streamspark keeps what it prepares once per installation (this archive, RocksDB's
     unpacked library): ``$STREAMSPARK_CACHE_DIR``, else ``$XDG_CACHE_HOME/streamspark``, else
@@ -76,7 +93,7 @@ def archive_path() -> Optional[Path]:
         return None
     jvm = java.parent.parent / "lib" / "server" / "libjvm.so"
     stamp = (jvm if jvm.exists() else java).stat().st_mtime_ns
-    jars = Path(pyspark.__file__).resolve().parent / "jars"
+    jars = _pyspark_jars()
     # Java checks each jar's size and time against the archive's record and ignores a stale
     # archive silently: a PySpark installed again at the same path needs an archive of its own
     installed = max((jar.stat().st_mtime_ns for jar in jars.glob("spark-*.jar")), default=0)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Optional
 
 from ._env import NIO_LOCAL_FS, switched_on
-from .jvm_archive import cache_dir, java_executable
+from .jvm_archive import cache_dir, java_executable, pyspark_jar
 
 __all__ = ("DIST_CLASS_PATH", "FILE_SYSTEM_CLASS", "FILE_SYSTEM_SETTING", "SWITCH", "jar_path", "class_path_with")
 
@@ -53,10 +53,7 @@ _SOURCE = Path(__file__).with_name("java") / "NioLocalFileSystem.java"
 
 
 def _hadoop_api_jar() -> Optional[Path]:
-    import pyspark
-
-    jars = sorted((Path(pyspark.__file__).resolve().parent / "jars").glob("hadoop-client-api-*.jar"))
-    return jars[-1] if jars else None
+    return pyspark_jar("hadoop-client-api-*.jar")
 
 
 def _javac() -> Optional[Path]:

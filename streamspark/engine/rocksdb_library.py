@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Optional
 
 from ._env import ROCKSDB_LIBRARY, switched_on
-from .jvm_archive import cache_dir
+from .jvm_archive import cache_dir, pyspark_jar
 
 __all__ = ("jni_library_name", "library_dir")
 
@@ -49,10 +49,7 @@ def jni_library_name(system: str, machine: str, libc: str) -> Optional[str]:
 
 
 def _rocksdb_jar() -> Optional[Path]:
-    import pyspark
-
-    jars = sorted((Path(pyspark.__file__).resolve().parent / "jars").glob("rocksdbjni-*.jar"))
-    return jars[-1] if jars else None
+    return pyspark_jar("rocksdbjni-*.jar")
 
 
 def library_dir() -> Optional[Path]:

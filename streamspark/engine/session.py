@@ -372,35 +372,28 @@ def _chosen_elsewhere(flag: re.Pattern[str], conf: Mapping[str, Any]) -> bool:
     would override the user's."""
     places = [str(conf.get("spark.driver.defaultJavaOptions") or "")]
     places += [os.environ.get(name, "") for name in _JAVA_OPTION_VARIABLES]
-    spark_home = os.environ.get("SPARK_HOME")
-    for folder in (os.environ.get("SPARK_CONF_DIR"), os.path.join(spark_home, "conf") if spark_home else None):
-        if folder:
-            try:
-                with open(os.path.join(folder, "spark-defaults.conf"), encoding="utf-8") as defaults:
-                    places += [line for line in defaults if line.strip().startswith("spark.driver.")]
-            except OSError:
-                pass
+    places += [line for line in _spark_defaults_lines() if line.strip().startswith("spark.driver.")]
     return any(flag.search(place) for place in places)
 
 
-def _in_spark_defaults(key: str) -> bool:
-    """Whether a ``spark-defaults.conf`` that spark-submit reads (``$SPARK_CONF_DIR``, else
-    ``$SPARK_HOME/conf``) sets ``key``: a setting passed as ``--conf`` would override it."""
+def _spark_defaults_lines() -> list[str]:
+    """The lines of the ``spark-defaults.conf`` files spark-submit reads (``$SPARK_CONF_DIR``,
+    ``$SPARK_HOME/conf``); settings passed as ``--conf`` override theirs."""
+    lines: list[str] = []
     spark_home = os.environ.get("SPARK_HOME")
     for folder in (os.environ.get("SPARK_CONF_DIR"), os.path.join(spark_home, "conf") if spark_home else None):
         if folder:
             try:
                 with open(os.path.join(folder, "spark-defaults.conf"), encoding="utf-8") as defaults:
-                    if any(line.split(maxsplit=1)[:1] == [key] or line.strip().startswith(key + "=") for line in defaults):
-                        return True
+                    lines += list(defaults)
             except OSError:
                 pass
-    return False
+    return lines
 
 
-def _set_elsewhere(key: str, *confs: Mapping[str, Any]) -> bool:
-    """Whether the program (``spark_conf``), spark-submit or a ``spark-defaults.conf`` sets ``key``."""
-    return any(key in conf for conf in confs) or _in_spark_defaults(key)
+def _in_spark_defaults(key: str) -> bool:
+    """Whether a ``spark-defaults.conf`` that spark-submit reads sets ``key``."""
+    return any(line.split(maxsplit=1)[:1] == [key] or line.strip().startswith(key + "=") for line in _spark_defaults_lines())
 
 
 def _local_file_system_jar(user: Mapping[str, Any], submitted: Mapping[str, Any]) -> Optional[Path]:
@@ -408,7 +401,8 @@ def _local_file_system_jar(user: Mapping[str, Any], submitted: Mapping[str, Any]
     under spark-submit (its JVM runs already), when ``file://``'s file system is chosen elsewhere
     (also ``fs.file.impl`` in Hadoop's ``core-site.xml``, which Spark reads from its conf folder),
     when there is no jar, or when this process runs a JVM without it."""
-    if "PYSPARK_GATEWAY_PORT" in os.environ or _set_elsewhere(FILE_SYSTEM_SETTING, user, submitted):
+    chosen = FILE_SYSTEM_SETTING in user or FILE_SYSTEM_SETTING in submitted or _in_spark_defaults(FILE_SYSTEM_SETTING)
+    if "PYSPARK_GATEWAY_PORT" in os.environ or chosen:
         return None
     for folder in (os.environ.get("HADOOP_CONF_DIR"), os.environ.get("SPARK_CONF_DIR")):
         if folder and _mentions(os.path.join(folder, "core-site.xml"), "fs.file.impl"):
