@@ -35,8 +35,6 @@ _SERIALIZER_CONF = (
     "reference_subject_name_strategy",
     "use_deprecated_format",
 )
-#: the ``conf`` keys confluent-kafka's Protobuf deserializer takes
-_DESERIALIZER_CONF = ("use_deprecated_format",)
 
 
 def _refuse_deprecated_format(config: Optional[SchemaRegistrySerializationConfig]) -> None:
@@ -174,8 +172,6 @@ class ProtobufDeserializer(ConfluentBacked, Deserializer):
     def _build_confluent(self) -> Any:
         # ``msg_type`` is the schema: the wire format's schema id is skipped, not looked up, so
         # reading needs no registry round trip (and works for ids the registry does not know)
+        # (its one setting, use.deprecated.format, is refused when True: see __init__)
         assert self._client_config is not None
-        conf: dict[str, Any] = {"use.deprecated.format": False}
-        if self._serialization_config is not None:
-            conf.update(self._serialization_config.as_dict(include=_DESERIALIZER_CONF))
-        return _registry_protobuf().ProtobufDeserializer(self._msg_type, conf)
+        return _registry_protobuf().ProtobufDeserializer(self._msg_type, {"use.deprecated.format": False})
