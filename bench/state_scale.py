@@ -29,7 +29,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from confluent_kafka import Producer
 
@@ -73,7 +73,7 @@ def progress_after(spark: Any, batch_id: int) -> list[dict]:
     return [row for row in rows if row["batchId"] > batch_id]
 
 
-def run_size(address: str, keys: int, rounds: int, state_root: str, state_buckets: int = 64) -> dict:
+def run_size(address: str, keys: int, rounds: int, state_root: str, state_buckets: Optional[int] = None) -> dict:
     from pyspark.sql import SparkSession
 
     from streamspark import Application
@@ -146,7 +146,7 @@ def main() -> int:
     parser.add_argument("--keys", default="10000,1000000", help="state sizes, comma-separated")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--json", default=None)
-    parser.add_argument("--state-buckets", type=int, default=64, help="the application's state_buckets")
+    parser.add_argument("--state-buckets", type=int, default=None, help="the application's state_buckets (default: its own)")
     args = parser.parse_args()
     from streamspark.engine.session import get_spark, wait_warmup
     from streamspark.testing import EmbeddedBroker

@@ -116,7 +116,7 @@ class ApplicationConfig(BaseSettings):
     spark_master: str = "local[*]"
     spark_conf: dict[str, Any] = {}
     max_records_per_partition: Optional[PositiveInt] = None
-    state_buckets: int = 64
+    state_buckets: Optional[int] = None
 
     @classmethod
     def settings_customise_sources(
@@ -214,7 +214,9 @@ class Application:
         that is set (docs/guarantees.md).
     :param state_buckets: stateful pipelines keep the state of all message keys in this many
         buckets (one Spark state entry each, processed as a unit per micro-batch); fixed for
-        the life of a checkpoint.
+        the life of a checkpoint. Default (None): the count the checkpoint was begun with; for
+        a new checkpoint 8 per shuffle partition on a local master (16 on 2 cores), else 64
+        (docs/state.md).
     """
 
     def __init__(
@@ -250,7 +252,7 @@ class Application:
         spark_master: Optional[str] = None,
         spark_conf: Optional[dict[str, Any]] = None,
         max_records_per_partition: Optional[int] = None,
-        state_buckets: int = 64,
+        state_buckets: Optional[int] = None,
     ) -> None:
         configure_logging(loglevel)
         _warn_ignored(
@@ -261,7 +263,7 @@ class Application:
             producer_poll_timeout=(producer_poll_timeout, 0.0),
             max_partition_buffer_size=(max_partition_buffer_size, 10000),
         )
-        if state_buckets < 1:
+        if state_buckets is not None and state_buckets < 1:
             raise ValueError("state_buckets must be >= 1")
         env = _EnvSettings.read()
         broker_address = broker_address or env.broker_address
@@ -495,9 +497,10 @@ class Application:
                 runner.fail_fast = True
             runner.request_stop()
 
-    def _eos_config(self, checkpoint_id: str) -> Any:
+    def _eos_config(self, checkpoint_id: str, buckets: int) -> Any:
         """Create (or grow) the exactly-once marker topic and describe it for the workers
-        (``checkpoint_id``: see ``engine._eos.checkpoint_identity``)."""
+        (``checkpoint_id``: see ``engine._eos.checkpoint_identity``; ``buckets``: the run's
+        state buckets)."""
         from .engine._eos import EosConfig, marker_slots, marker_topic_name
         from .models.topics.exceptions import TopicConfigurationError
 
@@ -509,7 +512,7 @@ class Application:
 
         input_partitions = sum(partitions(sdf.topic) for sdf in self._dataframes.values() if sdf.topic is not None)
         name = marker_topic_name(self._config.consumer_group)
-        slots = marker_slots(self._config.state_buckets, input_partitions)
+        slots = marker_slots(buckets, input_partitions)
         existing = self._topic_admin.inspect_topics([name], timeout=self._config.request_timeout)[name]
         if existing is None:
             marker = Topic(name, create_config=TopicConfig(num_partitions=slots, replication_factor=1))
@@ -526,12 +529,13 @@ class Application:
         return EosConfig(
             self._config.consumer_group,
             name,
-            self._config.state_buckets,
+            buckets,
             slots,
             checkpoint_id=checkpoint_id,
         )
 
-    def _plan(self, collect: bool, metadata: bool, checkpoint_id: str) -> Any:
+    def _plan(self, collect: bool, metadata: bool) -> Any:
+        """The run's plan, without its exactly-once settings (``eos``: set by :meth:`run`)."""
         from .engine._plan import PipelinePlan
 
         topics = {name: sdf.topic for name, sdf in self._dataframes.items()}
@@ -547,7 +551,6 @@ class Application:
             collect=collect,
             metadata=metadata,
             loglevel=self._loglevel,
-            eos=self._eos_config(checkpoint_id) if self._config.processing_guarantee == "exactly-once" else None,
         )
 
     def run(
@@ -578,10 +581,11 @@ class Application:
             if self._source_manager is not None:
                 return self._run_sources_only(timeout)
             raise StreamsparkException("Nothing to run: create a dataframe with app.dataframe(topic) first")
+        from .engine.bucketing import checkpoint_state_buckets, default_state_buckets
         from .engine.masters import check_state_dir, is_local_master, running_session
         from .engine.pacing import min_batch_interval, trigger_interval
         from .engine.runner import QueryRunner, RunLimits
-        from .engine.session import refuse_spark_connect
+        from .engine.session import planned_shuffle_partitions, refuse_spark_connect
 
         refuse_spark_connect(self._config.spark_master)
         # a session already running in the process decides where the run happens
@@ -597,7 +601,17 @@ class Application:
         collect = collect and limited
         logger.info("Checking topics on %s", self._config.broker_address.bootstrap_servers)
         self._topic_manager.ensure_topics()
-        plan = self._plan(collect=collect, metadata=metadata, checkpoint_id=checkpoint_id)
+        plan = self._plan(collect=collect, metadata=metadata)
+        buckets = checkpoint_state_buckets(
+            self.checkpoint_dir,
+            self._config.state_buckets,
+            default_state_buckets(
+                planned_shuffle_partitions(master, self._config.spark_conf, session) if is_local_master(master) else None
+            ),
+            stateful=plan.stateful or bool(plan.group_nodes),
+        )
+        if self._config.processing_guarantee == "exactly-once":
+            plan.eos = self._eos_config(checkpoint_id, buckets)
         plan.check_copartitioned()
         callbacks: Optional[Any] = None
         restore_callbacks: Callable[[], None] = lambda: None
@@ -621,7 +635,7 @@ class Application:
             commit_every=self._config.commit_every,
             request_timeout=self._config.request_timeout,
             sinks_by_node=sinks,
-            state_buckets=self._config.state_buckets,
+            state_buckets=buckets,
             min_batch_interval=min_batch_interval(plan, self._config.commit_interval, limited),
         )
         if self._stop_requested.is_set():

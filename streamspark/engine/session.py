@@ -24,6 +24,7 @@ __all__ = (
     "wait_warmup",
     "parallelism",
     "local_cores",
+    "planned_shuffle_partitions",
     "refuse_spark_connect",
     "py_files_for_streaming_sources",
     "quiet_accumulator_server",
@@ -311,6 +312,27 @@ def local_cores(master: str) -> int:
     if parts[0] == "*":
         return os.cpu_count() or 1
     return max(1, int(parts[0]))
+
+
+def planned_shuffle_partitions(
+    master: str, conf: Optional[Mapping[str, Any]] = None, session: Optional[Any] = None
+) -> Optional[int]:
+    """The shuffle partitions of a run on ``master`` with the program's ``conf``
+    (``spark_conf``), known before it starts: the running ``session``'s own, else the program's
+    or spark-submit's setting, else a local master's cores (as :func:`get_spark` sets them).
+    None for another master, which leaves them to the cluster's defaults.
+
+    >>> planned_shuffle_partitions("local[3]"), planned_shuffle_partitions("local[3]", {SHUFFLE_PARTITIONS: 12})
+    (3, 12)
+    >>> planned_shuffle_partitions("spark://host:7077") is None
+    True
+    """
+    if session is not None:
+        return int(session.conf.get(SHUFFLE_PARTITIONS))
+    chosen = (conf or {}).get(SHUFFLE_PARTITIONS) or submitted_conf().get(SHUFFLE_PARTITIONS)
+    if chosen is not None:
+        return int(chosen)
+    return local_cores(master) if is_local_master(master) else None
 
 
 def parallelism(spark: Any) -> int:

@@ -63,6 +63,7 @@ def test_stages_compare_as_their_words():
         "streamspark.engine.rocksdb_library",
         "streamspark.engine.local_file_system",
         "streamspark.engine._env",
+        "streamspark.engine.session",
     ],
 )
 def test_module_doctests(name):

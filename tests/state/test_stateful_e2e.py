@@ -61,6 +61,34 @@ def test_running_count_is_exact_per_key_and_survives_restart(make_app, kafka):
         app3.run(count=1, timeout=60)
 
 
+def test_the_default_bucket_count_is_recorded_and_an_older_checkpoint_keeps_64(make_app, kafka, spark):
+    from streamspark.engine.bucketing import STATE_BUCKETS_FILE
+
+    src = kafka.new_topic(partitions=2)
+    n1 = _clicks(kafka, src, users=20, per_user=2, partitions=2)
+
+    def counting(group, **kwargs):
+        app = make_app(consumer_group=group, **kwargs)
+        app.dataframe(app.topic(src)).apply(count, stateful=True)
+        return app
+
+    # a new checkpoint: 8 buckets per shuffle partition, recorded, and kept by the next run
+    app = counting("default-buckets")
+    assert sorted(Counter(r["n"] for r in app.run(count=n1, timeout=60)).items()) == [(1, 20), (2, 20)]
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    assert json.loads((app.checkpoint_dir / STATE_BUCKETS_FILE).read_text()) == {"state_buckets": 8 * partitions}
+    n2 = _clicks(kafka, src, users=20, per_user=1, partitions=2, start=2)
+    assert Counter(r["n"] for r in counting("default-buckets").run(count=n2, timeout=60)) == {3: 20}
+
+    # a checkpoint begun without a record (by an earlier version, whose default was 64) carries
+    # on with 64 buckets: another count would refuse its state
+    legacy = counting("legacy-buckets", state_buckets=64)
+    legacy.run(count=n1 + n2, timeout=60)
+    (legacy.checkpoint_dir / STATE_BUCKETS_FILE).unlink()
+    n3 = _clicks(kafka, src, users=20, per_user=1, partitions=2, start=3)
+    assert Counter(r["n"] for r in counting("legacy-buckets").run(count=n3, timeout=60)) == {4: 20}
+
+
 def test_dedupe_and_two_stateful_steps_share_the_stream_state(make_app, kafka):
     src = kafka.new_topic(partitions=2)
     events = [("a", "x"), ("a", "y"), ("b", "x"), ("a", "x"), ("b", "x"), ("b", "z")]
