@@ -581,7 +581,7 @@ class Application:
             if self._source_manager is not None:
                 return self._run_sources_only(timeout)
             raise StreamsparkException("Nothing to run: create a dataframe with app.dataframe(topic) first")
-        from .engine.bucketing import checkpoint_state_buckets, default_state_buckets
+        from .engine.bucketing import checkpoint_state_layout, default_state_buckets
         from .engine.masters import check_state_dir, is_local_master, running_session
         from .engine.pacing import min_batch_interval, trigger_interval
         from .engine.runner import QueryRunner, RunLimits
@@ -602,14 +602,15 @@ class Application:
         logger.info("Checking topics on %s", self._config.broker_address.bootstrap_servers)
         self._topic_manager.ensure_topics()
         plan = self._plan(collect=collect, metadata=metadata)
-        buckets = checkpoint_state_buckets(
+        partitions = planned_shuffle_partitions(master, self._config.spark_conf, session)
+        layout = checkpoint_state_layout(
             self.checkpoint_dir,
             self._config.state_buckets,
-            default_state_buckets(
-                planned_shuffle_partitions(master, self._config.spark_conf, session) if is_local_master(master) else None
-            ),
+            default_state_buckets(partitions if is_local_master(master) else None),
+            partitions,
             stateful=plan.stateful or bool(plan.group_nodes),
         )
+        buckets, plan.bucket_labels = layout
         if self._config.processing_guarantee == "exactly-once":
             plan.eos = self._eos_config(checkpoint_id, buckets)
         plan.check_copartitioned()

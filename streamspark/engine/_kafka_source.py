@@ -225,6 +225,8 @@ class _KafkaStreamReader(DataSourceStreamReader):
         #: the end bucket of each shuffle partition: every task emits an empty row for each
         #: (see ``ProducerFlush``)
         self._end_buckets: list[int] = json.loads(options.get("end_buckets", "[]"))
+        #: the group key of each state bucket (``PipelinePlan.bucket_labels``); none: the bucket numbers
+        self._bucket_labels: list[int] = json.loads(options.get("bucket_labels", "[]"))
         #: topics whose records meet in timestamp order: their batches end at a common time
         self._aligned: frozenset[str] = frozenset(json.loads(options.get("aligned_topics", "[]")))
         #: see ``source_options``; when the last micro-batch with records was planned
@@ -511,9 +513,10 @@ class _KafkaStreamReader(DataSourceStreamReader):
                     else:
                         group.append(row)
             chunks = list(groups.values())
+            labels = self._bucket_labels
             yield pa.RecordBatch.from_arrays(
                 [
-                    pa.array(list(groups), pa.int64()),
+                    pa.array([labels[bucket] for bucket in groups] if labels else list(groups), pa.int64()),
                     pa.array([part] * len(chunks), pa.int32()),
                     pa.array([chunk[0][2] for chunk in chunks], pa.int64()),
                     pa.array([pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL) for chunk in chunks], pa.binary()),
@@ -744,12 +747,17 @@ def _fused_plan(private: SourcePrivate) -> Any:
     return plan
 
 
-def packed_options(buckets: int, by_partition: bool, end_buckets: Sequence[int] = ()) -> dict[str, str]:
+def packed_options(
+    buckets: int, by_partition: bool, end_buckets: Sequence[int] = (), labels: Sequence[int] = ()
+) -> dict[str, str]:
     """Source options for packed rows per state bucket (``buckets`` buckets, by message key or
-    by Kafka partition), and an empty row for each end bucket when given."""
+    by Kafka partition, each row keyed by its bucket's label when ``labels`` are given), and an
+    empty row for each end bucket when given."""
     options = {"packed_buckets": str(buckets), "bucket_by": "partition" if by_partition else "key"}
     if end_buckets:
         options["end_buckets"] = json.dumps(list(end_buckets))
+    if labels:
+        options["bucket_labels"] = json.dumps(list(labels))
     return options
 
 

@@ -35,6 +35,9 @@ class PipelinePlan:
     #: the end bucket of each shuffle partition (``bucketing.end_buckets``) when the state
     #: buckets leave their producer flush to it (the ``one-flush-per-partition`` strategy)
     end_buckets: tuple[int, ...] = ()
+    #: the group key of each state bucket when the checkpoint places them evenly over its
+    #: shuffle partitions (``bucketing.checkpoint_state_layout``); empty: the bucket numbers
+    bucket_labels: tuple[int, ...] = ()
     #: where ``print`` in a worker goes: the driver's stdout (``callbacks.forward_stdout``); None: the worker's own
     stdout: Optional[Callable[[str], None]] = None
 

@@ -18,17 +18,27 @@ it runs last in its partition's task (see ``ProducerFlush``).
 >>> spark_partition_of(5, 4), end_buckets(4)
 (0, (1099511627782, 1099511627776, 1099511627777, 1099511627778))
 
-How many buckets a checkpoint has is chosen once, by its first stateful run
-(:func:`checkpoint_state_buckets`), and recorded in the checkpoint.
+A bucket's rows are grouped by its *group key*: the bucket number itself, or, in a checkpoint
+begun with its shuffle partitions known, a label (:func:`balanced_labels`) that Spark's hash
+partitioning sends to partition ``bucket mod partitions``, so that every shuffle partition gets
+the same number of buckets (Spark's hash of the plain numbers puts 64 buckets 28 and 36 on 2
+partitions, and 32 buckets 5, 6, 7 and 14 on 4). Spark keys a bucket's state by its group key.
+
+>>> [spark_partition_of(label, 4) for label in balanced_labels(8, 4)]
+[0, 1, 2, 3, 0, 1, 2, 3]
+
+A checkpoint's bucket count and placement are chosen once, by its first stateful run
+(:func:`checkpoint_state_layout`), and recorded in the checkpoint.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import zlib
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional, Sequence
 
 from ..state.exceptions import StateError
 
@@ -45,7 +55,11 @@ __all__ = (
     "LEGACY_STATE_BUCKETS",
     "STATE_BUCKETS_FILE",
     "default_state_buckets",
-    "checkpoint_state_buckets",
+    "balanced_labels",
+    "group_keys",
+    "bucket_of_group",
+    "StateLayout",
+    "checkpoint_state_layout",
 )
 
 logger = logging.getLogger(__name__)
@@ -59,7 +73,8 @@ BUCKETS_PER_PARTITION = 8
 #: the buckets of a checkpoint that records none: begun by an earlier version (whose default
 #: this was), by a stateless pipeline, or on a master whose shuffle partitions are the cluster's
 LEGACY_STATE_BUCKETS = 64
-#: the file in a checkpoint that records its bucket count
+#: the file in a checkpoint that records its state layout. Part of the checkpoint, as Spark's
+#: own files are: without it the buckets' state would be looked for under other group keys
 STATE_BUCKETS_FILE = "streamspark-state.json"
 
 #: the first end bucket number: above any ``state_buckets`` a run may have
@@ -80,18 +95,30 @@ def bucket_of_partition(topic: str, partition: int, buckets: int) -> int:
     return zlib.crc32(f"{topic}:{partition}".encode()) % buckets
 
 
-def key_bucket_column(buckets: int, key: str = "key") -> Any:
-    """Spark's form of :func:`bucket_of_key` over the binary column ``key``."""
+def key_bucket_column(buckets: int, key: str = "key", labels: Sequence[int] = ()) -> Any:
+    """Spark's form of :func:`bucket_of_key` over the binary column ``key``; with ``labels``,
+    the bucket's group key (:func:`group_keys`)."""
     from pyspark.sql import functions as F
 
-    return F.coalesce(F.pmod(F.crc32(F.col(key)), F.lit(buckets)), F.lit(0))
+    return _labelled(F.coalesce(F.pmod(F.crc32(F.col(key)), F.lit(buckets)), F.lit(0)), labels)
 
 
-def partition_bucket_column(buckets: int) -> Any:
-    """Spark's form of :func:`bucket_of_partition` over the ``topic`` and ``partition`` columns."""
+def partition_bucket_column(buckets: int, labels: Sequence[int] = ()) -> Any:
+    """Spark's form of :func:`bucket_of_partition` over the ``topic`` and ``partition``
+    columns; with ``labels``, the bucket's group key."""
     from pyspark.sql import functions as F
 
-    return F.pmod(F.crc32(F.concat_ws(":", F.col("topic"), F.col("partition").cast("string"))), F.lit(buckets))
+    bucket = F.pmod(F.crc32(F.concat_ws(":", F.col("topic"), F.col("partition").cast("string"))), F.lit(buckets))
+    return _labelled(bucket, labels)
+
+
+def _labelled(bucket: Any, labels: Sequence[int]) -> Any:
+    """The Spark column of ``labels[bucket]`` (``bucket`` itself without labels)."""
+    from pyspark.sql import functions as F
+
+    if not labels:
+        return bucket
+    return F.element_at(F.array(*(F.lit(label).cast("bigint") for label in labels)), (bucket + 1).cast("int"))
 
 
 def _mix_k1(k1: int) -> int:
@@ -153,47 +180,129 @@ def default_state_buckets(shuffle_partitions: Optional[int]) -> int:
     return BUCKETS_PER_PARTITION * max(1, shuffle_partitions)
 
 
-def checkpoint_state_buckets(checkpoint_dir: Path, requested: Optional[int], default: int, stateful: bool) -> int:
-    """The state buckets of a run on the checkpoint in ``checkpoint_dir``.
+def balanced_labels(buckets: int, partitions: int) -> tuple[int, ...]:
+    """Group keys for buckets ``0 .. buckets-1`` that Spark's hash partitioning spreads evenly
+    over ``partitions``: the key of bucket ``i`` is the smallest unused number from 0 up that
+    Spark sends to partition ``i mod partitions``. The same in every process and run.
 
-    ``requested`` (the application's ``state_buckets``) wins when given; a different count from
-    the one the state was written with is refused when the state is read. Without it: the count
-    the checkpoint records (:data:`STATE_BUCKETS_FILE`); :data:`LEGACY_STATE_BUCKETS` for a
-    checkpoint that has micro-batches but no record; ``default`` for a new one, recorded there
-    by a ``stateful`` run (a record whose checkpoint has no micro-batch yet is chosen again).
+    >>> labels = balanced_labels(4, 2)
+    >>> labels, [spark_partition_of(b, 2) for b in labels], [spark_partition_of(b, 2) for b in range(4)]
+    ((2, 0, 4, 1), [0, 1, 0, 1], [1, 1, 0, 1])
+    >>> balanced_labels(3, 1)
+    (0, 1, 2)
+    """
+    if partitions <= 1:
+        return tuple(range(buckets))
+    free: list[list[int]] = [[] for _ in range(partitions)]
+    labels = []
+    candidate = 0
+    for bucket in range(buckets):
+        pool = free[bucket % partitions]
+        while not pool:
+            free[spark_partition_of(candidate, partitions)].append(candidate)
+            candidate += 1
+        labels.append(pool.pop(0))
+    return tuple(labels)
+
+
+def group_keys(buckets: int, labels: Sequence[int]) -> list[int]:
+    """The group key of each bucket: its label, or the bucket number without labels."""
+    return list(labels) if labels else list(range(buckets))
+
+
+@functools.lru_cache(maxsize=8)
+def _bucket_by_label(labels: tuple[int, ...]) -> dict[int, int]:
+    return {label: bucket for bucket, label in enumerate(labels)}
+
+
+def bucket_of_group(group: int, labels: tuple[int, ...]) -> int:
+    """The bucket number of a state group key (the inverse of :func:`group_keys`).
+
+    >>> bucket_of_group(4, (2, 0, 4, 1)), bucket_of_group(5, ())
+    (2, 5)
+    """
+    return _bucket_by_label(labels)[group] if labels else group
+
+
+class StateLayout(NamedTuple):
+    """How a checkpoint keeps its state: the bucket count, and each bucket's group key (empty:
+    the bucket number, as checkpoints without a record of their shuffle partitions do)."""
+
+    buckets: int
+    labels: tuple[int, ...] = ()
+
+
+def checkpoint_state_layout(
+    checkpoint_dir: Path, requested: Optional[int], default: int, partitions: Optional[int], stateful: bool
+) -> StateLayout:
+    """The state layout of a run on the checkpoint in ``checkpoint_dir``.
+
+    A new checkpoint gets ``requested`` (the application's ``state_buckets``) or ``default``
+    buckets, placed evenly over ``partitions`` shuffle partitions when known, and records them
+    (:data:`STATE_BUCKETS_FILE`; a record whose checkpoint has no micro-batch yet is chosen
+    again). A checkpoint with micro-batches keeps its recorded layout: once a ``stateful`` run
+    recorded it, a different ``requested`` count is refused with :class:`StateError`; the first
+    stateful run after stateless ones may still choose its count. The count also numbers a
+    stateless run's exactly-once marker slots, so a stateless run keeps the recorded one. A
+    checkpoint without a record (begun by an earlier version) keeps the bucket numbers as group
+    keys, and ``requested`` or :data:`LEGACY_STATE_BUCKETS` buckets; a different count than its
+    state was written with is refused when the state is read.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp()) / "checkpoint"
-    >>> checkpoint_state_buckets(folder, None, 16, stateful=True)
-    16
+    >>> checkpoint_state_layout(folder, None, 4, 2, stateful=True)
+    StateLayout(buckets=4, labels=(2, 0, 4, 1))
     >>> (folder / "commits").mkdir(); (folder / "commits" / "0").touch()
-    >>> checkpoint_state_buckets(folder, None, 32, stateful=True), checkpoint_state_buckets(folder, 8, 32, stateful=True)
-    (16, 8)
+    >>> checkpoint_state_layout(folder, None, 32, 8, stateful=True)
+    StateLayout(buckets=4, labels=(2, 0, 4, 1))
     >>> legacy = Path(tempfile.mkdtemp()); (legacy / "commits").mkdir(); (legacy / "commits" / "0").touch()
-    >>> checkpoint_state_buckets(legacy, None, 16, stateful=True)
-    64
+    >>> checkpoint_state_layout(legacy, None, 16, 2, stateful=True)
+    StateLayout(buckets=64, labels=())
     """
     record = checkpoint_dir / STATE_BUCKETS_FILE
     commits = checkpoint_dir / "commits"
     begun = commits.is_dir() and any(commits.iterdir())
-    if begun:
-        if requested is not None:
-            return requested
-        if not record.exists():
-            return LEGACY_STATE_BUCKETS
-        try:
-            stored = json.loads(record.read_text(encoding="utf-8"))["state_buckets"]
-            if not isinstance(stored, int) or isinstance(stored, bool) or stored < 1:
-                raise ValueError(f"not a bucket count: {stored!r}")
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+    if not begun:
+        chosen = requested if requested is not None else default
+        _write_record(record, chosen, partitions, stateful)
+        return StateLayout(chosen, balanced_labels(chosen, partitions) if partitions else ())
+    if not record.exists():
+        return StateLayout(requested if requested is not None else LEGACY_STATE_BUCKETS)
+    stored, placed, had_state = _read_record(record)
+    if requested is not None and requested != stored:
+        if had_state:
             raise StateError(
-                f"Cannot read the state bucket count of the checkpoint from {record}: {exc}. "
-                "Pass the count the state was written with as Application(state_buckets=...)"
-            ) from exc
-        return stored
-    chosen = requested if requested is not None else default
-    if stateful:
-        checkpoint_dir.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"state_buckets": chosen}) + "\n", encoding="utf-8")
-        logger.debug("A new checkpoint keeps its state in %d buckets (%s)", chosen, record)
-    return chosen
+                f"The checkpoint's state was written with state_buckets={stored}, the application "
+                f"now uses {requested}; keep the old value or clear the state (Application.clear_state())"
+            )
+        if stateful:
+            stored = requested
+    if stateful and not had_state:
+        _write_record(record, stored, placed, stateful)
+    return StateLayout(stored, balanced_labels(stored, placed) if placed else ())
+
+
+def _write_record(record: Path, buckets: int, partitions: Optional[int], stateful: bool) -> None:
+    record.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({"state_buckets": buckets, "shuffle_partitions": partitions, "stateful": stateful})
+    record.write_text(text + "\n", encoding="utf-8")
+    logger.debug("State layout: %d buckets over %s shuffle partitions (%s)", buckets, partitions, record)
+
+
+def _read_record(record: Path) -> tuple[int, Optional[int], bool]:
+    """The bucket count, the shuffle partitions (None: not placed) and whether a stateful run
+    wrote it (a record without the flag counts as one)."""
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+        stored, placed, stateful = data["state_buckets"], data.get("shuffle_partitions"), data.get("stateful", True)
+        for value in (stored, placed):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ValueError(f"not a count: {value!r}")
+        if stored is None or not isinstance(stateful, bool):
+            raise ValueError("no bucket count" if stored is None else f"not a flag: {stateful!r}")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise StateError(
+            f"Cannot read the state layout of the checkpoint from {record}: {exc}. The file is part of the "
+            "checkpoint: restore it from a copy of the checkpoint, or clear the state (Application.clear_state())"
+        ) from exc
+    return stored, placed, stateful

@@ -72,7 +72,9 @@ class Emitter:
         #: keep re-keyed records as objects, to be pickled a chunk at a time by the fused
         #: group_by path (``pack_grouped``), instead of a row of pickled fields per record
         self.pack_groups = False
+        #: the state buckets of re-keyed records, and their group keys (``PipelinePlan.bucket_labels``)
         self.buckets = 1
+        self.bucket_labels: tuple[int, ...] = plan.bucket_labels
         self.ctx: MessageContext = MessageContext()
         self.produced = 0
         #: records whose output's producer error ``on_processing_error`` skipped while kept
@@ -213,6 +215,8 @@ class Emitter:
         ctx = self.ctx
         try:
             bucket = bucket_of_key(scope_key(key), self.buckets)
+            if self.bucket_labels:
+                bucket = self.bucket_labels[bucket]
             if self.pack_groups:
                 self.grouped.append((bucket, node.id, key, value, timestamp, headers, ctx.topic, ctx.partition, ctx.offset))
                 return

@@ -313,7 +313,7 @@ class QueryRunner:
                 if ONE_FLUSH_PER_PARTITION.name in plan.strategies:
                     partitions = shuffle_partitions(spark, self.checkpoint_dir)
                     plan.end_buckets = end_buckets(partitions) if partitions else ()
-                options.update(packed_options(self.state_buckets, plan.by_partition, plan.end_buckets))
+                options.update(packed_options(self.state_buckets, plan.by_partition, plan.end_buckets, plan.bucket_labels))
             df = spark.readStream.format(source.name()).options(**options).load()
             summaries = self._pipeline(df, packed)
         writer = (
@@ -344,9 +344,9 @@ class QueryRunner:
             keyed = df.mapInArrow(functools.partial(run_pre_shuffle, plan=plan, buckets=buckets), GROUPED_SCHEMA)
         elif plan.by_partition:
             # a window closing by partition sees every key of a Kafka partition in one bucket
-            keyed = df.withColumn("_bucket", partition_bucket_column(buckets))
+            keyed = df.withColumn("_bucket", partition_bucket_column(buckets, plan.bucket_labels))
         else:
-            keyed = df.withColumn("_bucket", key_bucket_column(buckets))
+            keyed = df.withColumn("_bucket", key_bucket_column(buckets, labels=plan.bucket_labels))
         return keyed.groupBy("_bucket").applyInPandasWithState(
             functools.partial(run_bucket, plan, buckets),
             outputStructType=SUMMARY_SCHEMA,

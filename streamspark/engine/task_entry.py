@@ -24,7 +24,7 @@ from ._arrow import ddl
 from ._kafka_source import PACKED_GROUPED_ARROW, SOURCE_COLUMNS
 from ._plan import PipelinePlan
 from .alignment import in_time_order
-from .bucketing import is_end_bucket, spark_partition_of
+from .bucketing import bucket_of_group, is_end_bucket, spark_partition_of
 from .callbacks import forward_stdout
 from .emitter import flush_producer, task_producer
 from .processor import TaskProcessor
@@ -111,10 +111,11 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
         for blob in columns[column] if columns is not None else ():
             yield _summary_frame(pickle.loads(blob))
         return
-    bucket = int(key[0])
-    if plan.end_buckets and is_end_bucket(bucket):
+    group = int(key[0])
+    if plan.end_buckets and is_end_bucket(group):
         yield _summary_frame(end_of_partition(plan))
         return
+    bucket = bucket_of_group(group, plan.bucket_labels)
     size = len(columns["partition"]) if columns is not None else 0
     # a bucket with records leaves its deliveries to the end bucket of its Spark partition,
     # which runs after it in this worker; a timer-only call runs after the end bucket
@@ -123,7 +124,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
         bool(plan.end_buckets)
         and size > 0
         and not group_state.hasTimedOut
-        and spark_partition_of(bucket, len(plan.end_buckets)) == spark_partition
+        and spark_partition_of(group, len(plan.end_buckets)) == spark_partition
     )
     processor: Optional[TaskProcessor] = None
     try:

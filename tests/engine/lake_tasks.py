@@ -23,7 +23,7 @@ def lake_sink(root: Path) -> TSDataLakeSink:
 
 def task_processor(app: Application, collect: bool = False, plain: tuple[str, ...] = ()) -> TaskProcessor:
     """The task code for the app's plan, with the fast paths a run of it takes (but ``plain``)."""
-    plan = app._plan(collect=collect, metadata=False, checkpoint_id="")
+    plan = app._plan(collect=collect, metadata=False)
     plan.strategies = Strategies(plain=plain).names_for(plan)
     return TaskProcessor(plan, 0)
 

@@ -9,6 +9,7 @@ import json
 from streamspark.engine import runner as runner_module
 from streamspark.engine.strategies import Strategies
 from streamspark.engine._kafka_source import bucket_of_key, bucket_of_partition
+from streamspark.engine.bucketing import balanced_labels, key_bucket_column, partition_bucket_column
 
 
 def count(value, state):
@@ -29,6 +30,21 @@ def test_python_buckets_are_the_numbers_spark_computed_before(spark):
     ).collect()
     assert [r["by_key"] for r in rows] == [bucket_of_key(k, 64) for k in keys]
     assert [r["by_part"] for r in rows] == [bucket_of_partition("readings", p, 64) for p in range(len(keys))]
+
+
+def test_spark_gives_a_bucket_the_group_key_python_gives_it(spark):
+    """With a balanced layout the plain path's Spark expressions key a bucket's rows by its
+    label, as the packed source and the group_by stage do in Python."""
+    keys = [b"k0", b"", bytes(range(256)), None, b"sensor-00042", b"x" * 40]
+    df = spark.createDataFrame([(k, "readings", p) for p, k in enumerate(keys)], "key binary, topic string, partition int")
+    labels = balanced_labels(16, 3)
+    rows = df.select(
+        key_bucket_column(16, labels=labels).alias("by_key"), partition_bucket_column(16, labels).alias("by_part")
+    ).collect()
+    assert [r["by_key"] for r in rows] == [labels[bucket_of_key(k, 16)] for k in keys]
+    assert [r["by_part"] for r in rows] == [labels[bucket_of_partition("readings", p, 16)] for p in range(len(keys))]
+    plain = df.select(key_bucket_column(16).alias("by_key")).collect()
+    assert [r["by_key"] for r in plain] == [bucket_of_key(k, 16) for k in keys]
 
 
 def _produce(kafka, topic, start, n):

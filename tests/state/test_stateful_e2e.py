@@ -7,7 +7,9 @@ from collections import Counter
 
 import pytest
 
+from streamspark.engine.bucketing import STATE_BUCKETS_FILE
 from streamspark.exceptions import ProcessingError
+from streamspark.state.exceptions import StateError
 
 from ..conftest import json_messages
 
@@ -57,13 +59,11 @@ def test_running_count_is_exact_per_key_and_survives_restart(make_app, kafka):
     app3 = make_app(consumer_group="counts", state_buckets=16)
     app3.dataframe(app3.topic(src)).apply(count, stateful=True)
     _clicks(kafka, src, users=1, per_user=1, partitions=4, start=9)
-    with pytest.raises(ProcessingError, match="state_buckets=8"):
+    with pytest.raises(StateError, match="state_buckets=8, the application now uses 16"):
         app3.run(count=1, timeout=60)
 
 
-def test_the_default_bucket_count_is_recorded_and_an_older_checkpoint_keeps_64(make_app, kafka, spark):
-    from streamspark.engine.bucketing import STATE_BUCKETS_FILE
-
+def test_the_default_layout_is_recorded_and_an_older_checkpoint_keeps_64_buckets(make_app, kafka, spark, monkeypatch):
     src = kafka.new_topic(partitions=2)
     n1 = _clicks(kafka, src, users=20, per_user=2, partitions=2)
 
@@ -72,21 +72,30 @@ def test_the_default_bucket_count_is_recorded_and_an_older_checkpoint_keeps_64(m
         app.dataframe(app.topic(src)).apply(count, stateful=True)
         return app
 
-    # a new checkpoint: 8 buckets per shuffle partition, recorded, and kept by the next run
+    # a new checkpoint: 8 buckets per shuffle partition, placed evenly over them, recorded, and
+    # kept by the next run
     app = counting("default-buckets")
     assert sorted(Counter(r["n"] for r in app.run(count=n1, timeout=60)).items()) == [(1, 20), (2, 20)]
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    assert json.loads((app.checkpoint_dir / STATE_BUCKETS_FILE).read_text()) == {"state_buckets": 8 * partitions}
+    recorded = json.loads((app.checkpoint_dir / STATE_BUCKETS_FILE).read_text())
+    assert recorded == {"state_buckets": 8 * partitions, "shuffle_partitions": partitions, "stateful": True}
     n2 = _clicks(kafka, src, users=20, per_user=1, partitions=2, start=2)
     assert Counter(r["n"] for r in counting("default-buckets").run(count=n2, timeout=60)) == {3: 20}
 
-    # a checkpoint begun without a record (by an earlier version, whose default was 64) carries
-    # on with 64 buckets: another count would refuse its state
-    legacy = counting("legacy-buckets", state_buckets=64)
-    legacy.run(count=n1 + n2, timeout=60)
+    # a checkpoint begun without a record (by an earlier version: 64 buckets keyed by their
+    # numbers) carries on with 64 buckets: another count would refuse its state
+    with monkeypatch.context() as patch:  # shuffle partitions unknown: the buckets keep their numbers
+        patch.setattr("streamspark.engine.session.planned_shuffle_partitions", lambda *args: None)
+        legacy = counting("legacy-buckets", state_buckets=64)
+        legacy.run(count=n1 + n2, timeout=60)
     (legacy.checkpoint_dir / STATE_BUCKETS_FILE).unlink()
     n3 = _clicks(kafka, src, users=20, per_user=1, partitions=2, start=3)
     assert Counter(r["n"] for r in counting("legacy-buckets").run(count=n3, timeout=60)) == {4: 20}
+    assert not (legacy.checkpoint_dir / STATE_BUCKETS_FILE).exists()
+    # another count for it is refused when the state of a bucket both counts number alike is read
+    n4 = _clicks(kafka, src, users=20, per_user=1, partitions=2, start=4)
+    with pytest.raises(ProcessingError, match="state_buckets=64, the application now uses 16"):
+        counting("legacy-buckets", state_buckets=16).run(count=n4, timeout=60)
 
 
 def test_dedupe_and_two_stateful_steps_share_the_stream_state(make_app, kafka):
