@@ -608,7 +608,7 @@ class Application:
             self._config.state_buckets,
             default_state_buckets(partitions if is_local_master(master) else None),
             partitions,
-            stateful=plan.stateful or bool(plan.group_nodes),
+            int_keys=bool(plan.group_nodes),  # the group_by paths key a bucket's rows by an int
         )
         buckets, plan.bucket_labels = layout
         if self._config.processing_guarantee == "exactly-once":

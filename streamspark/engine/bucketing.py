@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import zlib
 from pathlib import Path
 from typing import Any, NamedTuple, Optional, Sequence
@@ -136,8 +137,16 @@ def _mix_h1(h1: int, k1: int) -> int:
 def _spark_hash_long(value: int, seed: int = 42) -> int:
     """Spark's ``hash()`` (Murmur3 x86 32-bit, seed 42) of a bigint, as a signed int."""
     value &= 0xFFFFFFFFFFFFFFFF
-    h1 = _mix_h1(_mix_h1(seed, _mix_k1(value & _M32)), _mix_k1(value >> 32))
-    h1 ^= 8
+    return _fmix(_mix_h1(_mix_h1(seed, _mix_k1(value & _M32)), _mix_k1(value >> 32)), 8)
+
+
+def _spark_hash_int(value: int, seed: int = 42) -> int:
+    """Spark's ``hash()`` of an int (a 32-bit column), as a signed int."""
+    return _fmix(_mix_h1(seed, _mix_k1(value & _M32)), 4)
+
+
+def _fmix(h1: int, length: int) -> int:
+    h1 ^= length
     h1 ^= h1 >> 16
     h1 = (h1 * 0x85EBCA6B) & _M32
     h1 ^= h1 >> 13
@@ -146,10 +155,14 @@ def _spark_hash_long(value: int, seed: int = 42) -> int:
     return h1 - (1 << 32) if h1 >= 1 << 31 else h1
 
 
-def spark_partition_of(bucket: int, partitions: int) -> int:
-    """The shuffle partition Spark sends the rows of ``bucket`` (a bigint group key) to:
-    ``pmod(hash(bucket), partitions)``, Spark's hash partitioning."""
-    return _spark_hash_long(bucket) % partitions
+def spark_partition_of(bucket: int, partitions: int, int_key: bool = False) -> int:
+    """The shuffle partition Spark sends the rows of ``bucket`` (a bigint group key, or an int
+    one with ``int_key``) to: ``pmod(hash(bucket), partitions)``, Spark's hash partitioning.
+
+    >>> spark_partition_of(1, 7), spark_partition_of(1, 7, int_key=True)
+    (5, 2)
+    """
+    return (_spark_hash_int(bucket) if int_key else _spark_hash_long(bucket)) % partitions
 
 
 def end_buckets(partitions: int) -> tuple[int, ...]:
@@ -180,10 +193,11 @@ def default_state_buckets(shuffle_partitions: Optional[int]) -> int:
     return BUCKETS_PER_PARTITION * max(1, shuffle_partitions)
 
 
-def balanced_labels(buckets: int, partitions: int) -> tuple[int, ...]:
+def balanced_labels(buckets: int, partitions: int, int_keys: bool = False) -> tuple[int, ...]:
     """Group keys for buckets ``0 .. buckets-1`` that Spark's hash partitioning spreads evenly
     over ``partitions``: the key of bucket ``i`` is the smallest unused number from 0 up that
-    Spark sends to partition ``i mod partitions``. The same in every process and run.
+    Spark sends to partition ``i mod partitions``. Spark hashes a bigint key (a pipeline
+    without a group_by) and an int key (after a group_by) differently: ``int_keys`` for the latter.
 
     >>> labels = balanced_labels(4, 2)
     >>> labels, [spark_partition_of(b, 2) for b in labels], [spark_partition_of(b, 2) for b in range(4)]
@@ -199,7 +213,7 @@ def balanced_labels(buckets: int, partitions: int) -> tuple[int, ...]:
     for bucket in range(buckets):
         pool = free[bucket % partitions]
         while not pool:
-            free[spark_partition_of(candidate, partitions)].append(candidate)
+            free[spark_partition_of(candidate, partitions, int_keys)].append(candidate)
             candidate += 1
         labels.append(pool.pop(0))
     return tuple(labels)
@@ -233,76 +247,85 @@ class StateLayout(NamedTuple):
 
 
 def checkpoint_state_layout(
-    checkpoint_dir: Path, requested: Optional[int], default: int, partitions: Optional[int], stateful: bool
+    checkpoint_dir: Path, requested: Optional[int], default: int, partitions: Optional[int], int_keys: bool = False
 ) -> StateLayout:
     """The state layout of a run on the checkpoint in ``checkpoint_dir``.
 
-    A new checkpoint gets ``requested`` (the application's ``state_buckets``) or ``default``
-    buckets, placed evenly over ``partitions`` shuffle partitions when known, and records them
-    (:data:`STATE_BUCKETS_FILE`; a record whose checkpoint has no micro-batch yet is chosen
-    again). A checkpoint with micro-batches keeps its recorded layout: once a ``stateful`` run
-    recorded it, a different ``requested`` count is refused with :class:`StateError`; the first
-    stateful run after stateless ones may still choose its count. The count also numbers a
-    stateless run's exactly-once marker slots, so a stateless run keeps the recorded one. A
+    A new checkpoint (no micro-batch planned in its offset log yet) gets ``requested`` (the
+    application's ``state_buckets``) or ``default`` buckets, placed evenly over ``partitions``
+    shuffle partitions when known (``int_keys``: see :func:`balanced_labels`), and records
+    them, labels included (:data:`STATE_BUCKETS_FILE`). A checkpoint with micro-batches keeps
+    its recorded layout; a different ``requested`` count is refused with :class:`StateError`
+    (the count also numbers a run's exactly-once marker slots, stateless runs included). A
     checkpoint without a record (begun by an earlier version) keeps the bucket numbers as group
     keys, and ``requested`` or :data:`LEGACY_STATE_BUCKETS` buckets; a different count than its
     state was written with is refused when the state is read.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp()) / "checkpoint"
-    >>> checkpoint_state_layout(folder, None, 4, 2, stateful=True)
+    >>> checkpoint_state_layout(folder, None, 4, 2)
     StateLayout(buckets=4, labels=(2, 0, 4, 1))
-    >>> (folder / "commits").mkdir(); (folder / "commits" / "0").touch()
-    >>> checkpoint_state_layout(folder, None, 32, 8, stateful=True)
+    >>> (folder / "offsets").mkdir(); (folder / "offsets" / "0").touch()
+    >>> checkpoint_state_layout(folder, None, 32, 8)
     StateLayout(buckets=4, labels=(2, 0, 4, 1))
-    >>> legacy = Path(tempfile.mkdtemp()); (legacy / "commits").mkdir(); (legacy / "commits" / "0").touch()
-    >>> checkpoint_state_layout(legacy, None, 16, 2, stateful=True)
+    >>> legacy = Path(tempfile.mkdtemp()); (legacy / "offsets").mkdir(); (legacy / "offsets" / "0").touch()
+    >>> checkpoint_state_layout(legacy, None, 16, 2)
     StateLayout(buckets=64, labels=())
     """
     record = checkpoint_dir / STATE_BUCKETS_FILE
-    commits = checkpoint_dir / "commits"
-    begun = commits.is_dir() and any(commits.iterdir())
-    if not begun:
+    if not _begun(checkpoint_dir):
         chosen = requested if requested is not None else default
-        _write_record(record, chosen, partitions, stateful)
-        return StateLayout(chosen, balanced_labels(chosen, partitions) if partitions else ())
+        layout = StateLayout(chosen, balanced_labels(chosen, partitions, int_keys) if partitions else ())
+        _write_record(record, layout, partitions)
+        return layout
     if not record.exists():
         return StateLayout(requested if requested is not None else LEGACY_STATE_BUCKETS)
-    stored, placed, had_state = _read_record(record)
-    if requested is not None and requested != stored:
-        if had_state:
-            raise StateError(
-                f"The checkpoint's state was written with state_buckets={stored}, the application "
-                f"now uses {requested}; keep the old value or clear the state (Application.clear_state())"
-            )
-        if stateful:
-            stored = requested
-    if stateful and not had_state:
-        _write_record(record, stored, placed, stateful)
-    return StateLayout(stored, balanced_labels(stored, placed) if placed else ())
+    layout = _read_record(record)
+    if requested is not None and requested != layout.buckets:
+        raise StateError(
+            f"The checkpoint's state was written with state_buckets={layout.buckets}, the application "
+            f"now uses {requested}; keep the old value or clear the state (Application.clear_state())"
+        )
+    return layout
 
 
-def _write_record(record: Path, buckets: int, partitions: Optional[int], stateful: bool) -> None:
+def _begun(checkpoint_dir: Path) -> bool:
+    """True once Spark planned a micro-batch in the checkpoint (a replay of it must number its
+    buckets and exactly-once slots as the first attempt did)."""
+    for log in ("offsets", "commits"):
+        folder = checkpoint_dir / log
+        if folder.is_dir() and any(name.isdigit() for name in os.listdir(folder)):
+            return True
+    return False
+
+
+def _write_record(record: Path, layout: StateLayout, partitions: Optional[int]) -> None:
     record.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({"state_buckets": buckets, "shuffle_partitions": partitions, "stateful": stateful})
-    record.write_text(text + "\n", encoding="utf-8")
-    logger.debug("State layout: %d buckets over %s shuffle partitions (%s)", buckets, partitions, record)
+    text = json.dumps({"state_buckets": layout.buckets, "shuffle_partitions": partitions, "labels": list(layout.labels)})
+    partial = record.with_name(record.name + ".tmp")
+    partial.write_text(text + "\n", encoding="utf-8")
+    os.replace(partial, record)
+    logger.debug("State layout: %d buckets over %s shuffle partitions (%s)", layout.buckets, partitions, record)
 
 
-def _read_record(record: Path) -> tuple[int, Optional[int], bool]:
-    """The bucket count, the shuffle partitions (None: not placed) and whether a stateful run
-    wrote it (a record without the flag counts as one)."""
+def _read_record(record: Path) -> StateLayout:
+    """The layout a record holds, checked."""
     try:
         data = json.loads(record.read_text(encoding="utf-8"))
-        stored, placed, stateful = data["state_buckets"], data.get("shuffle_partitions"), data.get("stateful", True)
-        for value in (stored, placed):
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise ValueError(f"not a count: {value!r}")
-        if stored is None or not isinstance(stateful, bool):
-            raise ValueError("no bucket count" if stored is None else f"not a flag: {stateful!r}")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        stored, labels = data["state_buckets"], data.get("labels", [])
+        if not _is_count(stored):
+            raise ValueError(f"not a bucket count: {stored!r}")
+        if not isinstance(labels, list) or not all(_is_count(label + 1) for label in labels):
+            raise ValueError(f"not a list of group keys: {labels!r}")
+        if labels and (len(labels) != stored or len(set(labels)) != stored or max(labels) >= END_BUCKET_BASE):
+            raise ValueError(f"{len(labels)} group keys for {stored} buckets")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise StateError(
             f"Cannot read the state layout of the checkpoint from {record}: {exc}. The file is part of the "
             "checkpoint: restore it from a copy of the checkpoint, or clear the state (Application.clear_state())"
         ) from exc
-    return stored, placed, stateful
+    return StateLayout(stored, tuple(labels))
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

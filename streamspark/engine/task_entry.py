@@ -129,7 +129,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
     processor: Optional[TaskProcessor] = None
     try:
         blob = group_state.get[0] if group_state.exists else None
-        store = KeyedStateStore.loads(blob, buckets)
+        store = KeyedStateStore.loads(blob, buckets, bucket)
         store.tickers = []  # windows closing quiet keys register here while compiling
         processor = TaskProcessor(
             plan,

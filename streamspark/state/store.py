@@ -33,7 +33,8 @@ from .base.state import State
 
 __all__ = ("KeyedStateStore", "scope_key")
 
-_FORMAT = 3
+#: 4: the blob names its bucket (3: the same without it; 2 and 1: every key in one dict)
+_FORMAT = 4
 
 #: the keys a page holds at least once the pages are laid out (at most twice that)
 PAGE_SCOPES = 8
@@ -98,6 +99,7 @@ class KeyedStateStore:
         paged_scopes: int = 0,
         expiring: bool = False,
         sweep: int = 0,
+        bucket: Optional[int] = None,
     ) -> None:
         #: the decoded keys' entries (every key when ``_pages`` is None)
         self._data = data if data is not None else {}
@@ -111,6 +113,8 @@ class KeyedStateStore:
         self._expiring = expiring
         self._sweep = sweep
         self.buckets = buckets
+        #: the bucket this store holds (None: not one bucket's, as in ``sdf.test()``)
+        self.bucket = bucket
         #: window data: ``{(scope, key): plain dict}`` (kept as Python objects, pickled with the blob)
         self._windows = windows if windows is not None else {}
         #: timer callbacks of windows (set by the engine; absent in ``sdf.test()``)
@@ -247,23 +251,43 @@ class KeyedStateStore:
             out[page] = pickle.dumps(group, protocol=pickle.HIGHEST_PROTOCOL) if group else b""
         windows = {slot: data for slot, data in self._windows.items() if data}
         return pickle.dumps(
-            (_FORMAT, self.buckets, windows, out, scopes, expiring, self._sweep), protocol=pickle.HIGHEST_PROTOCOL
+            (_FORMAT, self.buckets, windows, out, scopes, expiring, self._sweep, self.bucket), protocol=pickle.HIGHEST_PROTOCOL
         )
 
     @classmethod
-    def loads(cls, blob: Optional[bytes], buckets: int) -> "KeyedStateStore":
+    def loads(cls, blob: Optional[bytes], buckets: int, bucket: Optional[int] = None) -> "KeyedStateStore":
+        """The store of ``blob`` (an empty one without it), for bucket ``bucket`` of ``buckets``.
+
+        A blob written with another bucket count, or (from format 4) by another bucket than
+        ``bucket``, raises :class:`StateError`: the keys would be looked for in the wrong place.
+
+        >>> blob = KeyedStateStore(buckets=4, bucket=2).dumps()
+        >>> KeyedStateStore.loads(blob, 4, bucket=2).bucket
+        2
+        >>> KeyedStateStore.loads(blob, 4, bucket=3)
+        Traceback (most recent call last):
+        ...
+        streamspark.state.exceptions.StateError: The state of bucket 2 was read as bucket 3's: ...
+        """
         if not blob:
-            return cls(buckets=buckets)
+            return cls(buckets=buckets, bucket=bucket)
         fmt, stored_buckets, *rest = pickle.loads(blob)
-        if fmt not in (1, 2, _FORMAT):
+        if fmt not in (1, 2, 3, _FORMAT):
             raise StateError(f"Unknown state format {fmt}")
         if stored_buckets != buckets:
             raise StateError(
                 f"The checkpoint's state was written with state_buckets={stored_buckets}, the application "
                 f"now uses {buckets}; keep the old value or clear the state (Application.clear_state())"
             )
-        if fmt == _FORMAT:
-            windows, pages, scopes, expiring, sweep = rest
-            return cls(None, buckets, windows, pages=pages, paged_scopes=scopes, expiring=expiring, sweep=sweep)
+        if fmt >= 3:
+            windows, pages, scopes, expiring, sweep = rest[:5]
+            stored_bucket = rest[5] if fmt >= 4 else None
+            if stored_bucket is not None and bucket is not None and stored_bucket != bucket:
+                raise StateError(
+                    f"The state of bucket {stored_bucket} was read as bucket {bucket}'s: the checkpoint's state "
+                    "layout (streamspark-state.json) is missing or not the one its state was written with; restore "
+                    "it from a copy of the checkpoint, or clear the state (Application.clear_state())"
+                )
+            return cls(None, buckets, windows, pages=pages, paged_scopes=scopes, expiring=expiring, sweep=sweep, bucket=bucket)
         # formats 1 and 2: every key's entries in one dict (and, from 2, the windows' data)
-        return cls(rest[0], buckets, rest[1] if len(rest) > 1 else None)
+        return cls(rest[0], buckets, rest[1] if len(rest) > 1 else None, bucket=bucket)

@@ -26,84 +26,100 @@ from streamspark.engine.session import SHUFFLE_PARTITIONS, planned_shuffle_parti
 from streamspark.state.exceptions import StateError
 
 
-def _begin(checkpoint):
-    (checkpoint / "commits").mkdir(parents=True)
-    (checkpoint / "commits" / "0").write_text("v1\n{}\n")
+def _begin(checkpoint, log="commits"):
+    (checkpoint / log).mkdir(parents=True)
+    (checkpoint / log / "0").write_text("v1\n{}\n")
 
 
 def _record(checkpoint):
     return json.loads((checkpoint / STATE_BUCKETS_FILE).read_text())
 
 
+@pytest.mark.parametrize("int_keys", [False, True])
 @pytest.mark.parametrize("buckets,partitions", [(16, 2), (32, 4), (24, 3), (64, 8), (7, 3), (5, 8), (200, 16)])
-def test_labels_spread_the_buckets_evenly_over_the_shuffle_partitions(buckets, partitions):
-    labels = balanced_labels(buckets, partitions)
+def test_labels_spread_the_buckets_evenly_over_the_shuffle_partitions(buckets, partitions, int_keys):
+    labels = balanced_labels(buckets, partitions, int_keys)
     assert len(set(labels)) == buckets and all(0 <= label < END_BUCKET_BASE for label in labels)
-    placed = Counter(spark_partition_of(label, partitions) for label in labels)
+    placed = Counter(spark_partition_of(label, partitions, int_keys) for label in labels)
     assert max(placed.values()) - min(placed.values()) <= 1 and len(placed) == min(buckets, partitions)
     assert [bucket_of_group(label, labels) for label in group_keys(buckets, labels)] == list(range(buckets))
-    assert balanced_labels(buckets, partitions) == labels  # the same every time
+    assert balanced_labels(buckets, partitions, int_keys) == labels  # the same every time
 
 
-def test_a_new_stateful_checkpoint_records_its_layout(tmp_path):
+@pytest.mark.parametrize("key_type", ["bigint", "int"])
+def test_spark_places_the_labels_evenly(spark, key_type):
+    """The rows of each label reach the shuffle partition Python computed, through Spark's own
+    hash partitioning of a bigint key (the packed and plain paths) or an int key (group_by)."""
+    from pyspark.sql import functions as F
+
+    for buckets, partitions in ((16, 2), (24, 3), (40, 5)):
+        labels = balanced_labels(buckets, partitions, int_keys=key_type == "int")
+        df = spark.createDataFrame([(label,) for label in labels], f"_bucket {key_type}")
+        rows = df.repartition(partitions, "_bucket").select("_bucket", F.spark_partition_id().alias("p")).collect()
+        assert {r["_bucket"]: r["p"] for r in rows} == {label: i % partitions for i, label in enumerate(labels)}
+
+
+def test_a_new_checkpoint_records_its_layout(tmp_path):
     checkpoint = tmp_path / "ck"
-    layout = checkpoint_state_layout(checkpoint, None, 16, 2, stateful=True)
+    layout = checkpoint_state_layout(checkpoint, None, 16, 2)
     assert layout == StateLayout(16, balanced_labels(16, 2))
-    assert _record(checkpoint) == {"state_buckets": 16, "shuffle_partitions": 2, "stateful": True}
+    assert _record(checkpoint) == {"state_buckets": 16, "shuffle_partitions": 2, "labels": list(layout.labels)}
     _begin(checkpoint)
     # once it has micro-batches the record wins over another default and other partitions
-    assert checkpoint_state_layout(checkpoint, None, 48, 6, stateful=True) == layout
-    assert checkpoint_state_layout(checkpoint, 16, 48, 6, stateful=True) == layout
-    assert checkpoint_state_layout(checkpoint, None, 48, 6, stateful=False) == layout
+    assert checkpoint_state_layout(checkpoint, None, 48, 6) == layout
+    assert checkpoint_state_layout(checkpoint, 16, 48, 6, int_keys=True) == layout
+
+
+def test_the_recorded_labels_are_used_as_they_are(tmp_path):
+    checkpoint = tmp_path / "ck"
+    _begin(checkpoint)
+    (checkpoint / STATE_BUCKETS_FILE).write_text(json.dumps({"state_buckets": 3, "shuffle_partitions": 2, "labels": [9, 4, 7]}))
+    assert checkpoint_state_layout(checkpoint, None, 16, 2) == StateLayout(3, (9, 4, 7))
+
+
+def test_a_planned_micro_batch_makes_the_layout_binding(tmp_path):
+    """A replay of a micro-batch that never committed must number buckets (and exactly-once
+    marker slots) as its first attempt did."""
+    checkpoint = tmp_path / "ck"
+    layout = checkpoint_state_layout(checkpoint, None, 16, 2)
+    _begin(checkpoint, "offsets")
+    assert checkpoint_state_layout(checkpoint, None, 24, 3) == layout
+    with pytest.raises(StateError, match="state_buckets=16, the application now uses 24"):
+        checkpoint_state_layout(checkpoint, 24, 24, 3)
 
 
 def test_unknown_shuffle_partitions_keep_the_bucket_numbers(tmp_path):
     checkpoint = tmp_path / "ck"
-    assert checkpoint_state_layout(checkpoint, None, 64, None, stateful=True) == StateLayout(64, ())
+    assert checkpoint_state_layout(checkpoint, None, 64, None) == StateLayout(64, ())
+    assert _record(checkpoint) == {"state_buckets": 64, "shuffle_partitions": None, "labels": []}
     _begin(checkpoint)
-    assert checkpoint_state_layout(checkpoint, None, 16, 2, stateful=True) == StateLayout(64, ())
+    assert checkpoint_state_layout(checkpoint, None, 16, 2) == StateLayout(64, ())
 
 
 def test_another_count_than_the_recorded_one_is_refused(tmp_path):
     checkpoint = tmp_path / "ck"
-    checkpoint_state_layout(checkpoint, 5, 16, 2, stateful=True)
+    checkpoint_state_layout(checkpoint, 5, 16, 2)
     _begin(checkpoint)
-    assert checkpoint_state_layout(checkpoint, None, 16, 2, stateful=True).buckets == 5
+    assert checkpoint_state_layout(checkpoint, None, 16, 2).buckets == 5
     with pytest.raises(StateError, match="state_buckets=5, the application now uses 7"):
-        checkpoint_state_layout(checkpoint, 7, 16, 2, stateful=True)
+        checkpoint_state_layout(checkpoint, 7, 16, 2)
     assert _record(checkpoint)["state_buckets"] == 5
 
 
 def test_a_record_without_micro_batches_is_chosen_again(tmp_path):
     checkpoint = tmp_path / "ck"
-    checkpoint_state_layout(checkpoint, 5, 16, 2, stateful=True)  # a first run that never committed
-    assert checkpoint_state_layout(checkpoint, None, 16, 4, stateful=True) == StateLayout(16, balanced_labels(16, 4))
-    assert _record(checkpoint) == {"state_buckets": 16, "shuffle_partitions": 4, "stateful": True}
-
-
-def test_a_stateless_checkpoint_keeps_its_count_until_a_stateful_run_chooses_one(tmp_path):
-    """The count numbers a stateless run's exactly-once marker slots: it must not change
-    between its runs (a replayed micro-batch would look for its markers in other slots)."""
-    checkpoint = tmp_path / "ck"
-    assert checkpoint_state_layout(checkpoint, None, 16, 2, stateful=False).buckets == 16
-    assert _record(checkpoint) == {"state_buckets": 16, "shuffle_partitions": 2, "stateful": False}
-    _begin(checkpoint)
-    assert checkpoint_state_layout(checkpoint, None, 64, 2, stateful=False).buckets == 16
-    assert checkpoint_state_layout(checkpoint, 8, 64, 2, stateful=False).buckets == 16
-    # the first stateful run may still choose: its state begins now
-    assert checkpoint_state_layout(checkpoint, 8, 64, 2, stateful=True) == StateLayout(8, balanced_labels(8, 2))
-    assert _record(checkpoint) == {"state_buckets": 8, "shuffle_partitions": 2, "stateful": True}
-    with pytest.raises(StateError, match="state_buckets=8"):
-        checkpoint_state_layout(checkpoint, 16, 64, 2, stateful=True)
+    checkpoint_state_layout(checkpoint, 5, 16, 2)  # a first run that stopped before its first micro-batch
+    assert checkpoint_state_layout(checkpoint, None, 16, 4, int_keys=True) == StateLayout(16, balanced_labels(16, 4, True))
+    assert _record(checkpoint)["state_buckets"] == 16 and not (checkpoint / (STATE_BUCKETS_FILE + ".tmp")).exists()
 
 
 def test_a_checkpoint_begun_without_a_record_keeps_the_earlier_layout(tmp_path):
     checkpoint = tmp_path / "ck"
     _begin(checkpoint)
-    assert checkpoint_state_layout(checkpoint, None, 16, 2, stateful=True) == StateLayout(LEGACY_STATE_BUCKETS, ())
+    assert checkpoint_state_layout(checkpoint, None, 16, 2) == StateLayout(LEGACY_STATE_BUCKETS, ())
     assert LEGACY_STATE_BUCKETS == 64 and not (checkpoint / STATE_BUCKETS_FILE).exists()
     # a count given explicitly is passed on: reading the state refuses one it was not written with
-    assert checkpoint_state_layout(checkpoint, 32, 16, 2, stateful=True) == StateLayout(32, ())
+    assert checkpoint_state_layout(checkpoint, 32, 16, 2) == StateLayout(32, ())
 
 
 @pytest.mark.parametrize(
@@ -114,8 +130,11 @@ def test_a_checkpoint_begun_without_a_record_keeps_the_earlier_layout(tmp_path):
         '{"buckets": 4}',
         '{"state_buckets": 0}',
         '{"state_buckets": "8"}',
-        '{"state_buckets": 8, "shuffle_partitions": true}',
-        '{"state_buckets": 8, "stateful": "yes"}',
+        '{"state_buckets": true}',
+        '{"state_buckets": 2, "labels": [1]}',
+        '{"state_buckets": 2, "labels": [1, 1]}',
+        '{"state_buckets": 2, "labels": [1, -2]}',
+        '{"state_buckets": 2, "labels": "12"}',
     ],
 )
 def test_an_unreadable_record_is_a_clear_error(tmp_path, text):
@@ -123,7 +142,7 @@ def test_an_unreadable_record_is_a_clear_error(tmp_path, text):
     _begin(checkpoint)
     (checkpoint / STATE_BUCKETS_FILE).write_text(text)
     with pytest.raises(StateError, match=f"{STATE_BUCKETS_FILE}.*restore it.*clear_state"):
-        checkpoint_state_layout(checkpoint, None, 16, 2, stateful=True)
+        checkpoint_state_layout(checkpoint, None, 16, 2)
 
 
 def test_the_default_follows_the_shuffle_partitions_a_run_will_have(spark):

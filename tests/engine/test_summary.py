@@ -64,6 +64,7 @@ def test_stages_compare_as_their_words():
         "streamspark.engine.local_file_system",
         "streamspark.engine._env",
         "streamspark.engine.session",
+        "streamspark.state.store",
     ],
 )
 def test_module_doctests(name):

@@ -121,6 +121,30 @@ def test_a_blob_of_the_earlier_format_is_read_and_written_in_pages():
         KeyedStateStore.loads(old, buckets=8)
 
 
+def test_a_blob_names_its_bucket_and_is_refused_as_another_buckets():
+    """Read under another bucket's group key (a checkpoint that lost its state layout), a blob
+    is refused instead of its keys going missing."""
+    store = KeyedStateStore(buckets=16, bucket=5)
+    store.state("clicks", b"u1").set("n", 1)
+    blob = store.dumps()
+    assert KeyedStateStore.loads(blob, 16, bucket=5).state("clicks", b"u1").get("n") == 1
+    with pytest.raises(StateError, match="state of bucket 5 was read as bucket 9's.*streamspark-state.json"):
+        KeyedStateStore.loads(blob, 16, bucket=9)
+    # a store written again keeps naming its bucket
+    again = KeyedStateStore.loads(blob, 16, bucket=5).dumps()
+    with pytest.raises(StateError, match="bucket 5"):
+        KeyedStateStore.loads(again, 16, bucket=6)
+
+
+def test_a_blob_of_format_3_carries_on_under_any_bucket():
+    """Blobs written before they named their bucket (format 3) are read as before."""
+    page = pickle.dumps({("clicks", b"u1"): {"n": (0, b"3", None)}}, protocol=pickle.HIGHEST_PROTOCOL)
+    old = pickle.dumps((3, 16, {}, [page], 1, False, 0), protocol=pickle.HIGHEST_PROTOCOL)
+    store = KeyedStateStore.loads(old, 16, bucket=11)
+    assert store.state("clicks", b"u1").get("n") == 3
+    assert pickle.loads(store.dumps())[0] == 4 and pickle.loads(store.dumps())[-1] == 11
+
+
 def test_expired_entries_of_keys_nobody_reads_are_dropped_within_a_sweep(monkeypatch):
     now = [1_700_000_000.0]
     monkeypatch.setattr(time, "time", lambda: now[0])  # the clock of State and of the store
@@ -196,12 +220,12 @@ def test_a_page_that_fails_to_load_is_written_back_as_it_was():
     store = KeyedStateStore(buckets=1)
     for i in range(500):
         store.state("s", b"k%d" % i).set("n", i)
-    version, buckets, windows, pages, scopes, expiring, sweep = pickle.loads(store.dumps())
+    version, buckets, windows, pages, scopes, expiring, sweep, bucket = pickle.loads(store.dumps())
     from streamspark.state.store import _page_of
 
     bad = _page_of(("s", b"k1"), len(pages))
     pages[bad] = b"\x80not a pickle"
-    blob = pickle.dumps((version, buckets, windows, pages, scopes, expiring, sweep))
+    blob = pickle.dumps((version, buckets, windows, pages, scopes, expiring, sweep, bucket))
     broken = KeyedStateStore.loads(blob, buckets=1)
     with pytest.raises(Exception):
         broken.state("s", b"k1")
