@@ -27,7 +27,7 @@ partitions, and 32 buckets 5, 6, 7 and 14 on 4). Spark keys a bucket's state by 
 >>> [spark_partition_of(label, 4) for label in balanced_labels(8, 4)]
 [0, 1, 2, 3, 0, 1, 2, 3]
 
-A checkpoint's bucket count and placement are chosen once, by its first stateful run
+A checkpoint's bucket count and placement are chosen once, by its first run
 (:func:`checkpoint_state_layout`), and recorded in the checkpoint.
 """
 
@@ -71,8 +71,8 @@ logger = logging.getLogger(__name__)
 #: 427-600 ms with 16 buckets against 794-908 ms with 64 (interleaved runs), and a backlog of
 #: 500k records (W2, W3) ran as fast or slightly faster
 BUCKETS_PER_PARTITION = 8
-#: the buckets of a checkpoint that records none: begun by an earlier version (whose default
-#: this was), by a stateless pipeline, or on a master whose shuffle partitions are the cluster's
+#: the buckets of a checkpoint begun by an earlier version, which records none (this was its
+#: default), and the default of a new one on a master whose shuffle partitions are the cluster's
 LEGACY_STATE_BUCKETS = 64
 #: the file in a checkpoint that records its state layout. Part of the checkpoint, as Spark's
 #: own files are: without it the buckets' state would be looked for under other group keys
@@ -235,7 +235,15 @@ def bucket_of_group(group: int, labels: tuple[int, ...]) -> int:
     >>> bucket_of_group(4, (2, 0, 4, 1)), bucket_of_group(5, ())
     (2, 5)
     """
-    return _bucket_by_label(labels)[group] if labels else group
+    if not labels:
+        return group
+    bucket = _bucket_by_label(labels).get(group)
+    if bucket is None:
+        raise StateError(
+            f"State group key {group} is none of the {len(labels)} bucket labels of the checkpoint's state "
+            f"layout ({STATE_BUCKETS_FILE}): restore the checkpoint's own file, or clear the state"
+        )
+    return bucket
 
 
 class StateLayout(NamedTuple):
@@ -303,7 +311,10 @@ def _write_record(record: Path, layout: StateLayout, partitions: Optional[int]) 
     record.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"state_buckets": layout.buckets, "shuffle_partitions": partitions, "labels": list(layout.labels)})
     partial = record.with_name(record.name + ".tmp")
-    partial.write_text(text + "\n", encoding="utf-8")
+    with open(partial, "w", encoding="utf-8") as out:
+        out.write(text + "\n")
+        out.flush()
+        os.fsync(out.fileno())
     os.replace(partial, record)
     logger.debug("State layout: %d buckets over %s shuffle partitions (%s)", layout.buckets, partitions, record)
 

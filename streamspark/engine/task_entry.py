@@ -115,7 +115,6 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
     if plan.end_buckets and is_end_bucket(group):
         yield _summary_frame(end_of_partition(plan))
         return
-    bucket = bucket_of_group(group, plan.bucket_labels)
     size = len(columns["partition"]) if columns is not None else 0
     # a bucket with records leaves its deliveries to the end bucket of its Spark partition,
     # which runs after it in this worker; a timer-only call runs after the end bucket
@@ -128,6 +127,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
     )
     processor: Optional[TaskProcessor] = None
     try:
+        bucket = bucket_of_group(group, plan.bucket_labels)
         blob = group_state.get[0] if group_state.exists else None
         store = KeyedStateStore.loads(blob, buckets, bucket)
         store.tickers = []  # windows closing quiet keys register here while compiling

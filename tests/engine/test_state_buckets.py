@@ -46,6 +46,11 @@ def test_labels_spread_the_buckets_evenly_over_the_shuffle_partitions(buckets, p
     assert balanced_labels(buckets, partitions, int_keys) == labels  # the same every time
 
 
+def test_a_group_key_that_is_no_label_is_a_state_error():
+    with pytest.raises(StateError, match=f"group key 3 is none of the 4 bucket labels.*{STATE_BUCKETS_FILE}"):
+        bucket_of_group(3, balanced_labels(4, 2))
+
+
 @pytest.mark.parametrize("key_type", ["bigint", "int"])
 def test_spark_places_the_labels_evenly(spark, key_type):
     """The rows of each label reach the shuffle partition Python computed, through Spark's own
