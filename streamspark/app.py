@@ -215,7 +215,7 @@ class Application:
     :param state_buckets: stateful pipelines keep the state of all message keys in this many
         buckets (one Spark state entry each, processed as a unit per micro-batch); fixed for
         the life of a checkpoint. Default (None): the count the checkpoint was begun with; for
-        a new checkpoint 8 per shuffle partition on a local master (16 on 2 cores), else 64
+        a new checkpoint 16 per shuffle partition on a local master (32 on 2 cores), else 64
         (docs/state.md).
     """
 

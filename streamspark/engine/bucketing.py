@@ -65,12 +65,14 @@ __all__ = (
 
 logger = logging.getLogger(__name__)
 
-#: buckets per shuffle partition of a new stateful checkpoint on a local master. Spark's Python
-#: state API costs about a millisecond per bucket a micro-batch touches, whatever its records:
-#: on 2 cores a running count at 5k msg/s (bench/user.py W5-stateful) had a median latency of
-#: 427-600 ms with 16 buckets against 794-908 ms with 64 (interleaved runs), and a backlog of
-#: 500k records (W2, W3) ran as fast or slightly faster
-BUCKETS_PER_PARTITION = 8
+#: buckets per shuffle partition of a new checkpoint on a local master. Each bucket a
+#: micro-batch touches costs a call of Spark's Python state API whatever its records, which
+#: favours few buckets; each moves its whole state blob, and large blobs cost more than their
+#: size (on 2 cores, 1M keys of state: a 20k-record micro-batch took 1.3-1.5 s in 16 buckets,
+#: 0.96-1.2 s in 32 or 64). On 2 cores a running count at 5k msg/s (bench/user.py W5-stateful)
+#: had a median latency of 490-520 ms with 16 buckets, 370-680 ms with 32 and 460-980 ms with 64
+#: (balanced, interleaved runs)
+BUCKETS_PER_PARTITION = 16
 #: the buckets of a checkpoint begun by an earlier version, which records none (this was its
 #: default), and the default of a new one on a master whose shuffle partitions are the cluster's
 LEGACY_STATE_BUCKETS = 64
@@ -186,7 +188,7 @@ def default_state_buckets(shuffle_partitions: Optional[int]) -> int:
     starts (a local master, or set by the program), else :data:`LEGACY_STATE_BUCKETS`.
 
     >>> default_state_buckets(2), default_state_buckets(None)
-    (16, 64)
+    (32, 64)
     """
     if shuffle_partitions is None:
         return LEGACY_STATE_BUCKETS

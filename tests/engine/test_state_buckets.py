@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 
 from streamspark.engine.bucketing import (
+    BUCKETS_PER_PARTITION,
     END_BUCKET_BASE,
     LEGACY_STATE_BUCKETS,
     STATE_BUCKETS_FILE,
@@ -151,8 +152,8 @@ def test_an_unreadable_record_is_a_clear_error(tmp_path, text):
 
 
 def test_the_default_follows_the_shuffle_partitions_a_run_will_have(spark):
-    assert default_state_buckets(planned_shuffle_partitions("local[2]")) == 16
-    assert default_state_buckets(planned_shuffle_partitions("local[4]", {SHUFFLE_PARTITIONS: "3"})) == 24
+    assert default_state_buckets(planned_shuffle_partitions("local[2]")) == 2 * BUCKETS_PER_PARTITION == 32
+    assert default_state_buckets(planned_shuffle_partitions("local[4]", {SHUFFLE_PARTITIONS: "3"})) == 48
     # a cluster's shuffle partitions are its own: the earlier default
     assert planned_shuffle_partitions("spark://host:7077") is None
     assert default_state_buckets(None) == LEGACY_STATE_BUCKETS

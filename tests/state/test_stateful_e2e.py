@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from streamspark.engine.bucketing import STATE_BUCKETS_FILE, balanced_labels
+from streamspark.engine.bucketing import BUCKETS_PER_PARTITION, STATE_BUCKETS_FILE, balanced_labels
 from streamspark.exceptions import ProcessingError
 from streamspark.state.exceptions import StateError
 
@@ -72,16 +72,16 @@ def test_the_default_layout_is_recorded_and_an_older_checkpoint_keeps_64_buckets
         app.dataframe(app.topic(src)).apply(count, stateful=True)
         return app
 
-    # a new checkpoint: 8 buckets per shuffle partition, placed evenly over them, recorded, and
+    # a new checkpoint: 16 buckets per shuffle partition, placed evenly over them, recorded, and
     # kept by the next run
     app = counting("default-buckets")
     assert sorted(Counter(r["n"] for r in app.run(count=n1, timeout=60)).items()) == [(1, 20), (2, 20)]
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
     recorded = json.loads((app.checkpoint_dir / STATE_BUCKETS_FILE).read_text())
     assert recorded == {
-        "state_buckets": 8 * partitions,
+        "state_buckets": BUCKETS_PER_PARTITION * partitions,
         "shuffle_partitions": partitions,
-        "labels": list(balanced_labels(8 * partitions, partitions)),
+        "labels": list(balanced_labels(BUCKETS_PER_PARTITION * partitions, partitions)),
     }
     n2 = _clicks(kafka, src, users=20, per_user=1, partitions=2, start=2)
     assert Counter(r["n"] for r in counting("default-buckets").run(count=n2, timeout=60)) == {3: 20}
