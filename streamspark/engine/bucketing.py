@@ -183,9 +183,9 @@ def is_end_bucket(bucket: int) -> bool:
 
 
 def default_state_buckets(shuffle_partitions: Optional[int]) -> int:
-    """The buckets a new stateful checkpoint gets without ``state_buckets``:
-    :data:`BUCKETS_PER_PARTITION` per shuffle partition when the session's are known before it
-    starts (a local master, or set by the program), else :data:`LEGACY_STATE_BUCKETS`.
+    """The buckets a new checkpoint gets without ``state_buckets``:
+    :data:`BUCKETS_PER_PARTITION` per shuffle partition of the session (``Application.run``
+    passes them on a local master), else :data:`LEGACY_STATE_BUCKETS`.
 
     >>> default_state_buckets(2), default_state_buckets(None)
     (32, 64)
