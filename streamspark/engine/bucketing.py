@@ -57,7 +57,6 @@ __all__ = (
     "STATE_BUCKETS_FILE",
     "default_state_buckets",
     "balanced_labels",
-    "group_keys",
     "bucket_of_group",
     "StateLayout",
     "checkpoint_state_layout",
@@ -100,7 +99,7 @@ def bucket_of_partition(topic: str, partition: int, buckets: int) -> int:
 
 def key_bucket_column(buckets: int, key: str = "key", labels: Sequence[int] = ()) -> Any:
     """Spark's form of :func:`bucket_of_key` over the binary column ``key``; with ``labels``,
-    the bucket's group key (:func:`group_keys`)."""
+    the bucket's group key (its label: see :func:`balanced_labels`)."""
     from pyspark.sql import functions as F
 
     return _labelled(F.coalesce(F.pmod(F.crc32(F.col(key)), F.lit(buckets)), F.lit(0)), labels)
@@ -221,18 +220,13 @@ def balanced_labels(buckets: int, partitions: int, int_keys: bool = False) -> tu
     return tuple(labels)
 
 
-def group_keys(buckets: int, labels: Sequence[int]) -> list[int]:
-    """The group key of each bucket: its label, or the bucket number without labels."""
-    return list(labels) if labels else list(range(buckets))
-
-
 @functools.lru_cache(maxsize=8)
 def _bucket_by_label(labels: tuple[int, ...]) -> dict[int, int]:
     return {label: bucket for bucket, label in enumerate(labels)}
 
 
 def bucket_of_group(group: int, labels: tuple[int, ...]) -> int:
-    """The bucket number of a state group key (the inverse of :func:`group_keys`).
+    """The bucket number of a state group key: its index in ``labels``, the key itself without labels.
 
     >>> bucket_of_group(4, (2, 0, 4, 1)), bucket_of_group(5, ())
     (2, 5)
@@ -326,9 +320,9 @@ def _read_record(record: Path) -> StateLayout:
     try:
         data = json.loads(record.read_text(encoding="utf-8"))
         stored, labels = data["state_buckets"], data.get("labels", [])
-        if not _is_count(stored):
+        if not _is_int(stored, least=1):
             raise ValueError(f"not a bucket count: {stored!r}")
-        if not isinstance(labels, list) or not all(_is_count(label + 1) for label in labels):
+        if not isinstance(labels, list) or not all(_is_int(label, least=0) for label in labels):
             raise ValueError(f"not a list of group keys: {labels!r}")
         if labels and (len(labels) != stored or len(set(labels)) != stored or max(labels) >= END_BUCKET_BASE):
             raise ValueError(f"{len(labels)} group keys for {stored} buckets")
@@ -340,5 +334,5 @@ def _read_record(record: Path) -> StateLayout:
     return StateLayout(stored, tuple(labels))
 
 
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+def _is_int(value: Any, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least

@@ -20,7 +20,6 @@ from streamspark.engine.bucketing import (
     bucket_of_group,
     checkpoint_state_layout,
     default_state_buckets,
-    group_keys,
     spark_partition_of,
 )
 from streamspark.engine.session import SHUFFLE_PARTITIONS, planned_shuffle_partitions
@@ -43,7 +42,8 @@ def test_labels_spread_the_buckets_evenly_over_the_shuffle_partitions(buckets, p
     assert len(set(labels)) == buckets and all(0 <= label < END_BUCKET_BASE for label in labels)
     placed = Counter(spark_partition_of(label, partitions, int_keys) for label in labels)
     assert max(placed.values()) - min(placed.values()) <= 1 and len(placed) == min(buckets, partitions)
-    assert [bucket_of_group(label, labels) for label in group_keys(buckets, labels)] == list(range(buckets))
+    assert [bucket_of_group(label, labels) for label in labels] == list(range(buckets))
+    assert [bucket_of_group(bucket, ()) for bucket in range(buckets)] == list(range(buckets))
     assert balanced_labels(buckets, partitions, int_keys) == labels  # the same every time
 
 
@@ -141,6 +141,7 @@ def test_a_checkpoint_begun_without_a_record_keeps_the_earlier_layout(tmp_path):
         '{"state_buckets": 2, "labels": [1, 1]}',
         '{"state_buckets": 2, "labels": [1, -2]}',
         '{"state_buckets": 2, "labels": "12"}',
+        '{"state_buckets": 2, "labels": [true, false]}',
     ],
 )
 def test_an_unreadable_record_is_a_clear_error(tmp_path, text):
