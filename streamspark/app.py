@@ -406,7 +406,7 @@ class Application:
             raise ValueError("dataframe() needs a topic or a source")
         if topic.name in self._dataframes:
             raise StreamingDataFrameDuplicate(
-                f'A StreamingDataFrame for topic "{topic.name}" already exists; branch it instead of creating another one'
+                f"There is already a StreamingDataFrame using topic {topic.name} (branch that one instead of creating another)"
             )
         if topic.name not in self._topic_manager.topics:
             self._topic_manager.register(topic)

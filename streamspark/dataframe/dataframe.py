@@ -191,6 +191,7 @@ class StreamingDataFrame:
         >>> StreamingDataFrame(Topic("t")).apply(lambda v: [v, v], expand=True).test(1)
         [(1, b'key', 0, None), (1, b'key', 0, None)]
         """
+        _require_callable("apply", func)
         return self._derive(
             self._stream.add(ApplyNode(func, expand=expand, metadata=metadata, stream_id=self._state_scope(stateful)))
         )
@@ -203,6 +204,7 @@ class StreamingDataFrame:
         >>> sdf.update(lambda v: v.append(2)).test([1])
         [([1, 2], b'key', 0, None)]
         """
+        _require_callable("update", func)
         return self._in_place(self._stream.add(UpdateNode(func, metadata=metadata, stream_id=self._state_scope(stateful))))
 
     def filter(self, func: Callable[..., Any], *, stateful: bool = False, metadata: bool = False) -> "StreamingDataFrame":
@@ -212,6 +214,7 @@ class StreamingDataFrame:
         >>> StreamingDataFrame(Topic("t")).filter(lambda v: v > 1).test(1)
         []
         """
+        _require_callable("filter", func)
         return self._derive(self._stream.add(FilterNode(func, metadata=metadata, stream_id=self._state_scope(stateful))))
 
     def contains(self, keys: Union[str, List[str]]) -> StreamingSeries:
@@ -849,8 +852,7 @@ class StreamingDataFrame:
         if root is None:
             if len(self._sources) > 1:
                 raise ValueError(
-                    "Topic must be provided when testing a StreamingDataFrame with multiple topics: one of "
-                    + ", ".join(repr(name) for name in self._sources)
+                    "Topic must be provided for the multi-topic SDF: one of " + ", ".join(repr(name) for name in self._sources)
                 )
             root = next(iter(self._sources.values()))
         if ctx is None:
@@ -878,6 +880,15 @@ class StreamingDataFrame:
 
         contextvars.copy_context().run(run)
         return result
+
+
+def _require_callable(method: str, func: Any) -> None:
+    """A step's function must be callable (a StreamingSeries filters with ``sdf[series]``)."""
+    if not callable(func):
+        hint = (
+            "; to filter on a StreamingSeries use sdf[series]" if method == "filter" and isinstance(func, StreamingSeries) else ""
+        )
+        raise TypeError(f"{method}() needs a function, got {type(func).__name__}: {func!r}{hint}")
 
 
 #: whether ``register_store()`` has logged its warning

@@ -479,13 +479,25 @@ class TaskProcessor:
                 break
             except SinkBackpressureError as exc:
                 sink.on_paused()
+                try:
+                    wait = max(float(exc.retry_after), 0.0)
+                except (TypeError, ValueError) as bad:
+                    raise TaskFailure(
+                        TypeError(
+                            f"{type(sink).__name__} asked for backpressure with retry_after={exc.retry_after!r}; it must be a number of seconds"
+                        ),
+                        Stage.SINK,
+                        None,
+                        None,
+                        None,
+                    ) from bad
                 logger.info(
                     "Sink %s asked for backpressure: retrying %d record(s) in %.1fs",
                     type(sink).__name__,
                     len(records),
-                    exc.retry_after,
+                    wait,
                 )
-                time.sleep(max(exc.retry_after, 0.0))
+                time.sleep(wait)
                 for args in records:
                     if args.__class__ is RawRecords:
                         self._resend_raw(sink, args)

@@ -572,3 +572,25 @@ def test_topics_lists_the_input_topics_of_every_branch():
     merged = sdf.concat(StreamingDataFrame(configs))
     assert merged.topics == [readings, configs]
     assert merged.topics is not merged.topics  # a copy each time
+
+
+def test_a_second_dataframe_of_one_topic_is_refused_with_the_reference_message():
+    from streamspark import Application
+    from streamspark.dataframe.exceptions import StreamingDataFrameDuplicate
+
+    app = Application(broker_address="127.0.0.1:1", consumer_group="g", auto_create_topics=False)
+    topic = app.topic("readings")
+    app.dataframe(topic)
+    with pytest.raises(StreamingDataFrameDuplicate, match="^There is already a StreamingDataFrame using topic readings"):
+        app.dataframe(topic)
+
+
+@pytest.mark.parametrize("method", ["apply", "update", "filter"])
+def test_a_step_needs_a_callable(sdf, method):
+    with pytest.raises(TypeError, match=rf"^{method}\(\) needs a function, got NoneType: None"):
+        getattr(sdf, method)(None)
+
+
+def test_filter_on_a_series_points_to_indexing(sdf):
+    with pytest.raises(TypeError, match=r"use sdf\[series\]"):
+        sdf.filter(sdf["a"] > 1)

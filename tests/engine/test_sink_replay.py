@@ -50,3 +50,18 @@ def test_a_refused_record_is_not_fed_again_after_backpressure(app_factory):
     assert skipped == ["TypeError"]
     started = processor.sinks[next(iter(processor.sinks))]  # the task's own copy of the sink
     assert started.written == [{"i": 0}, {"i": 2}]
+
+
+class _BusyWithoutADelay(BatchingSink):
+    def write(self, batch: Any) -> None:
+        raise SinkBackpressureError(retry_after=None)  # type: ignore[arg-type]
+
+
+def test_backpressure_without_a_number_of_seconds_fails_the_task_clearly(app_factory):
+    app = app_factory()
+    app.dataframe(app.topic("in")).sink(_BusyWithoutADelay())
+    processor = task_processor(app)
+    processor.process([("in", 0, 0, 1_000, 1, b"k", b'{"i": 0}', None)])
+    summary = processor.finish()
+    assert summary.error is not None
+    assert "retry_after=None; it must be a number of seconds" in str(summary.error)

@@ -61,7 +61,16 @@ def test_batching_sink_groups_by_partition_and_clears():
 
 
 def test_backpressure_error_carries_retry_after():
-    assert SinkBackpressureError(2).retry_after == 2.0
+    """As Quix Streams: ``retry_after`` kept as given, the exception's args and text are it, and
+    it survives pickling (exceptions cross Spark's process boundaries pickled)."""
+    err = SinkBackpressureError(2)
+    assert (err.retry_after, err.args, str(err)) == (2, (2,), "2")
+    again = pickle.loads(pickle.dumps(SinkBackpressureError(retry_after=0.5)))
+    assert type(again) is SinkBackpressureError and again.retry_after == 0.5
+
+
+def test_batching_sink_repr():
+    assert repr(Recorder()) == "<BatchingSink: Recorder>"
 
 
 def test_connect_callbacks():
@@ -81,6 +90,24 @@ def test_connect_callbacks():
     assert calls == ["ConnectionError", "ok"]
     with pytest.raises(ConnectionError):
         Failing().start()
+
+
+def test_a_raising_success_callback_goes_to_the_failure_callback():
+    """As Quix Streams: ``start()`` hands an exception of the success callback to the failure
+    callback (by default re-raised)."""
+    seen = []
+
+    def bad_success():
+        raise RuntimeError("logging failed")
+
+    class Quiet(BatchingSink):
+        def write(self, batch):
+            pass
+
+    Quiet(on_client_connect_success=bad_success, on_client_connect_failure=seen.append).start()
+    assert [str(e) for e in seen] == ["logging failed"]
+    with pytest.raises(RuntimeError, match="logging failed"):
+        Quiet(on_client_connect_success=bad_success).start()
 
 
 def test_list_sink_metadata_and_paused():

@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "streamspark.sources",
     "streamspark.sources.base.exceptions",
+    "streamspark.checkpointing.exceptions",
     "streamspark.sources.base.multiprocessing",
     "streamspark.sources.base.source",
     "streamspark.sources.base.store",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
-from .base import Deserializer, MessageField, SerializationContext, Serializer
+from .base import Deserializer, DeserializerType, MessageField, SerializationContext, Serializer, SerializerType
 from .exceptions import (
     DeserializationError,
     DeserializerIsNotProvidedError,
@@ -64,9 +64,6 @@ __all__ = (
     "resolve_serializer",
     "resolve_deserializer",
 )
-
-SerializerType = Union[str, Serializer]
-DeserializerType = Union[str, Deserializer]
 
 #: serializer classes by name (``"quix_timeseries"`` and ``"quix_events"`` write the Quix formats)
 SERIALIZERS: dict[str, type[Serializer]] = {

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar, Union
 
 from confluent_kafka.serialization import MessageField
 from confluent_kafka.serialization import SerializationContext as _ConfluentContext
 
 from ..types import Headers
 
-__all__ = ("SerializationContext", "MessageField", "Serializer", "Deserializer", "context_free", "reads_context")
+__all__ = (
+    "SerializationContext",
+    "MessageField",
+    "Serializer",
+    "Deserializer",
+    "SerializerType",
+    "DeserializerType",
+    "context_free",
+    "reads_context",
+)
 
 _C = TypeVar("_C", bound=type)
 #: ``__call__`` functions known never to read their ``ctx`` argument
@@ -87,3 +96,9 @@ class Deserializer(abc.ABC):
 
     def _to_dict(self, value: Any) -> Optional[Any]:
         return value
+
+
+#: what a topic takes as a serializer: a name (``"json"``, ``"str"``, ...) or an instance
+SerializerType = Union[str, Serializer]
+#: what a topic takes as a deserializer: a name or an instance
+DeserializerType = Union[str, Deserializer]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Literal, Optional, Union
 
-__all__ = ("PointConverter", "MeasurementSetter", "FieldsSetter", "TagsSetter", "TimeSetter", "TimePrecision")
+__all__ = ("PointConverter", "decoded_key", "MeasurementSetter", "FieldsSetter", "TagsSetter", "TimeSetter", "TimePrecision")
 
 TimePrecision = Literal["ms", "ns", "us", "s"]
 MeasurementSetter = Union[str, Callable[[dict], str]]
@@ -40,7 +40,13 @@ def _field_value(name: str, value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    raise TypeError(f"InfluxDB field {name!r} must be a str, float, int or bool, got {type(value).__name__}")
+    raise ValueError(f'Type: "{type(value)}" of field: "{name}" is not supported (InfluxDB fields are str, float, int or bool)')
+
+
+def decoded_key(key: Any) -> str:
+    """A record key as the ``__key`` tag of ``InfluxDB1Sink``: bytes decoded as UTF-8 (as
+    InfluxDB's v1 client writes them), anything else ``str()``."""
+    return key.decode(errors="replace") if isinstance(key, bytes) else str(key)
 
 
 class PointConverter:
@@ -50,8 +56,10 @@ class PointConverter:
     - ``fields_keys`` empty means every remaining key; a missing field raises ``KeyError``
       unless ``allow_missing_fields``; None fields are left out;
     - time: ``time_setter`` (a key, or a callable returning the time or None), else the Kafka
-      timestamp; an int must match ``time_precision`` (by its number of digits), a string is
-      RFC 3339, a datetime is converted.
+      timestamp (milliseconds: with another ``time_precision`` it does not match and raises);
+      an int must match ``time_precision`` (by its number of digits), a string is RFC 3339, a
+      datetime is converted;
+    - ``include_metadata_tags``: the key becomes the ``__key`` tag by ``key_tag``.
     """
 
     def __init__(
@@ -64,6 +72,7 @@ class PointConverter:
         allow_missing_fields: bool = False,
         include_metadata_tags: bool = False,
         convert_ints_to_floats: bool = False,
+        key_tag: Callable[[Any], str] = decoded_key,
     ) -> None:
         if time_precision not in _PER_SECOND:
             raise ValueError(f"time_precision must be one of {sorted(_PER_SECOND)}, got {time_precision!r}")
@@ -79,6 +88,7 @@ class PointConverter:
         self.allow_missing_fields = allow_missing_fields
         self.include_metadata_tags = include_metadata_tags
         self.convert_ints_to_floats = convert_ints_to_floats
+        self.key_tag = key_tag
 
     def _time(self, value: dict, kafka_ms: int) -> int:
         setter = self.time_setter
@@ -87,8 +97,9 @@ class PointConverter:
             t = setter(value)
         elif setter is not None:
             t = value.get(setter)
-        if t is None:
-            return kafka_ms * _PER_SECOND[self.time_precision] // 1000
+        default = t is None
+        if default:
+            t = kafka_ms  # an int of 13 digits: it matches only time_precision "ms"
         if isinstance(t, str):
             try:
                 t = datetime.fromisoformat(t)
@@ -101,11 +112,13 @@ class PointConverter:
             micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
             return micros * _PER_SECOND[self.time_precision] // 1_000_000
         if isinstance(t, int) and not isinstance(t, bool):
-            digits = len(str(abs(t)))
-            if digits != _DIGITS[self.time_precision]:
+            digits = len(str(t))
+            expected = _DIGITS[self.time_precision]
+            if digits != expected:
                 raise ValueError(
-                    f"time {t} does not match time_precision {self.time_precision!r} "
-                    f"({_DIGITS[self.time_precision]} digits expected)"
+                    f'`time_precision` of "{self.time_precision}" expects a {expected}-digit integer epoch, '
+                    f"got {digits} (timestamp: {t})"
+                    + ("; the default time is the Kafka timestamp, in milliseconds: set time_setter" if default else "")
                 )
             return t
         raise TypeError(f"time must be an int, an RFC 3339 string or a datetime, got {type(t).__name__}")
@@ -126,7 +139,7 @@ class PointConverter:
                     tags[k] = str(tag)
         if self.include_metadata_tags:
             if key is not None:  # a record without a key gets no __key tag
-                tags["__key"] = key.decode(errors="replace") if isinstance(key, bytes) else str(key)
+                tags["__key"] = self.key_tag(key)
             tags["__topic"] = topic
             tags["__partition"] = str(partition)
         if fields_keys:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..base.batch import SinkBatch
 from ..base.sink import BatchingSink, ClientConnectFailureCallback, ClientConnectSuccessCallback
 from ..community._values import DictValuesOnly
 from .http import InfluxDBWriteError, post_lines, ssl_context
-from .points import FieldsSetter, MeasurementSetter, PointConverter, TagsSetter, TimePrecision, TimeSetter
+from .points import FieldsSetter, MeasurementSetter, PointConverter, TagsSetter, TimePrecision, TimeSetter, decoded_key
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,7 @@ class _InfluxSink(DictValuesOnly, BatchingSink):
             allow_missing_fields,
             include_metadata_tags,
             convert_ints_to_floats,
+            key_tag=self._key_tag,
         )
         self._precision = time_precision
         self._batch_size = batch_size
@@ -55,6 +56,10 @@ class _InfluxSink(DictValuesOnly, BatchingSink):
 
     def _headers(self) -> dict[str, str]:
         return {}
+
+    #: the record key as the ``__key`` tag (``include_metadata_tags``): decoded for InfluxDB 1,
+    #: ``str()`` for InfluxDB 3 (as their clients write a bytes key: ``kk`` and ``b'kk'``)
+    _key_tag: Callable[[Any], str] = staticmethod(decoded_key)
 
     _gzip = False
     #: HTTPS certificates are checked (InfluxDB3Sink's ``verify_ssl``)

@@ -14,9 +14,13 @@ class SinkBackpressureError(StreamsparkException):
     seconds and feeds the same records to the sink again; nothing is committed meanwhile,
     so nothing is lost.
 
-    :param retry_after: seconds to wait before the batch is retried.
+    :param retry_after: seconds to wait before the batch is retried (kept as given).
+
+    >>> err = SinkBackpressureError(retry_after=5)
+    >>> err.retry_after, str(err)
+    (5, '5')
     """
 
     def __init__(self, retry_after: float) -> None:
-        self.retry_after = float(retry_after)
-        super().__init__(f"Sink requested backpressure, retry after {self.retry_after}s")
+        super().__init__(retry_after)
+        self.retry_after = retry_after

@@ -27,6 +27,16 @@ ClientConnectSuccessCallback = Callable[[], None]
 ClientConnectFailureCallback = Callable[[Optional[Exception]], None]
 
 
+def _connected() -> None:
+    logger.debug("Sink connected")
+
+
+def _reraise(exc: Optional[Exception]) -> None:
+    logger.error("Sink failed to connect: %s", exc)
+    if exc is not None:
+        raise exc
+
+
 class BaseSink(abc.ABC):
     """The interface every sink implements, and the protocol the engine drives it by.
 
@@ -73,8 +83,9 @@ class BaseSink(abc.ABC):
     3
 
     :param on_client_connect_success: called after ``setup()`` succeeds.
-    :param on_client_connect_failure: called with the exception when ``setup()`` fails; it
-        must re-raise to stop the application, or return to carry on.
+    :param on_client_connect_failure: called with the exception when ``setup()`` (or the
+        success callback) raises; it must re-raise to stop the application, or return to
+        carry on. By default the exception is re-raised.
     """
 
     #: When True the engine calls :meth:`drain_for_driver` after each flush in a worker and
@@ -87,8 +98,8 @@ class BaseSink(abc.ABC):
         on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
         on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
     ) -> None:
-        self._on_client_connect_success = on_client_connect_success
-        self._on_client_connect_failure = on_client_connect_failure
+        self._on_client_connect_success: ClientConnectSuccessCallback = on_client_connect_success or _connected
+        self._on_client_connect_failure: ClientConnectFailureCallback = on_client_connect_failure or _reraise
 
     #: Set by the engine: the sink's position among the pipeline's sinks (part of its
     #: :meth:`delivery_token`, stable across restarts of the same pipeline).
@@ -104,16 +115,13 @@ class BaseSink(abc.ABC):
         """Connect to the destination and validate it. Override when needed."""
 
     def start(self) -> None:
-        """Run :meth:`setup` and the connect callbacks."""
+        """Run :meth:`setup`, then the success callback; an exception from either goes to
+        the failure callback (by default: re-raised)."""
         try:
             self.setup()
-        except Exception as exc:
-            if self._on_client_connect_failure is None:
-                raise
-            self._on_client_connect_failure(exc)
-            return
-        if self._on_client_connect_success is not None:
             self._on_client_connect_success()
+        except Exception as exc:
+            self._on_client_connect_failure(exc)
 
     @abc.abstractmethod
     def add(
@@ -227,6 +235,9 @@ class BatchingSink(BaseSink):
         if batch is None:
             batch = self._batches[tp] = SinkBatch(topic=topic, partition=partition)
         batch.append(value=value, key=key, timestamp=timestamp, headers=headers, offset=offset)
+
+    def __repr__(self) -> str:
+        return f"<BatchingSink: {type(self).__name__}>"
 
     @abc.abstractmethod
     def write(self, batch: SinkBatch) -> None:

@@ -68,15 +68,16 @@ class MongoDBSink(BatchingSink):
         super().__init__(*pop_connect_callbacks(kwargs))
         if update_method not in ("UpdateOne", "UpdateMany", "ReplaceOne"):
             raise ValueError(f"update_method must be UpdateOne, UpdateMany or ReplaceOne, got {update_method!r}")
-        self._params = dict(
-            host=host,
-            port=port,
-            username=username,
-            password=password,
-            serverSelectionTimeoutMS=authentication_timeout_ms,
-            connectTimeoutMS=authentication_timeout_ms,
+        # what ``kwargs`` name wins over the parameters above
+        self._params = {
+            "host": host,
+            "port": port,
+            "username": username,
+            "password": password,
+            "serverSelectionTimeoutMS": authentication_timeout_ms,
+            "connectTimeoutMS": authentication_timeout_ms,
             **kwargs,
-        )
+        }
         self._db = db
         self._collection = collection
         self._matcher = document_matcher

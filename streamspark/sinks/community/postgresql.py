@@ -83,15 +83,16 @@ class PostgreSQLSink(DictValuesOnly, BatchingSink):
         **kwargs: Any,
     ) -> None:
         super().__init__(on_client_connect_success, on_client_connect_failure)
-        self._params = dict(
-            host=host,
-            port=port,
-            dbname=dbname,
-            user=user,
-            password=password,
-            connect_timeout=connection_timeout_seconds,
+        # what ``kwargs`` name wins over the parameters above (as ``psycopg2.connect`` would see it)
+        self._params = {
+            "host": host,
+            "port": port,
+            "dbname": dbname,
+            "user": user,
+            "password": password,
+            "connect_timeout": connection_timeout_seconds,
             **kwargs,
-        )
+        }
         self._table_name = table_name
         self._schema = schema_name
         self._auto = schema_auto_update

@@ -45,15 +45,16 @@ class RedisSink(BatchingSink):
         **kwargs: Any,
     ) -> None:
         super().__init__(on_client_connect_success, on_client_connect_failure)
-        self._params = dict(
-            host=host,
-            port=port,
-            db=db,
-            password=password,
-            socket_timeout=socket_timeout,
-            socket_connect_timeout=socket_timeout,
+        # what ``kwargs`` name wins over the parameters above
+        self._params = {
+            "host": host,
+            "port": port,
+            "db": db,
+            "password": password,
+            "socket_timeout": socket_timeout,
+            "socket_connect_timeout": socket_timeout,
             **kwargs,
-        )
+        }
         self._value_serializer = value_serializer
         self._key_serializer = key_serializer
         self._client: Any = None

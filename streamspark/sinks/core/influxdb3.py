@@ -30,7 +30,11 @@ class InfluxDB3Sink(_InfluxSink):
     ``raise_on_retention_violation``: when InfluxDB refuses points for its retention policy
     (HTTP 422), ``False`` (the default) logs a warning and skips them; ``True`` fails the batch.
     ``verify_ssl=False`` accepts any HTTPS certificate (self-signed servers). Default ``True``.
+    With ``include_metadata_tags`` a bytes key is written as its ``str()`` (``b'k1'``), as
+    InfluxDB 3's Python client writes it.
     """
+
+    _key_tag = staticmethod(str)
 
     def __init__(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ...checkpointing.exceptions import CheckpointProducerTimeout
 from ...exceptions import StreamsparkException
 
 __all__ = ("SourceException", "SourceInputError", "CheckpointProducerTimeout")
@@ -84,7 +85,3 @@ class SourceInputError(StreamsparkException):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.source_name, self.item, self.reason))
-
-
-class CheckpointProducerTimeout(StreamsparkException):
-    """Messages were still undelivered when a source's ``flush(timeout)`` ran out of time."""

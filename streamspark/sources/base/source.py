@@ -77,8 +77,8 @@ class BaseSource(abc.ABC):
     picklable (open clients belong in ``setup``/``start``).
 
     :param on_client_connect_success: called after ``setup()`` succeeded.
-    :param on_client_connect_failure: called with the exception when ``setup()`` failed; it
-        must handle or re-raise it (the default logs and re-raises).
+    :param on_client_connect_failure: called with the exception when ``setup()`` (or the
+        success callback) raised; it must handle or re-raise it (the default logs and re-raises).
     """
 
     #: seconds the application waits for the source to stop before killing its process
@@ -104,13 +104,13 @@ class BaseSource(abc.ABC):
         return state
 
     def _init_client(self) -> None:
-        """Run ``setup()`` and the connect callbacks."""
+        """Run ``setup()``, then the success callback; an exception from either goes to the
+        failure callback."""
         try:
             self.setup()
+            self._on_client_connect_success()
         except Exception as exc:
             self._on_client_connect_failure(exc)
-        else:
-            self._on_client_connect_success()
 
     def configure(self, topic: Topic, producer: SourceProducer, **kwargs: Any) -> None:
         """Called in the source's process before ``start``: the topic and producer to use."""

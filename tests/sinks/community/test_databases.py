@@ -84,6 +84,16 @@ def test_postgres_down_is_a_clear_error(closed_port):
         sink.start()
 
 
+def test_postgres_kwargs_win_over_the_named_connection_parameters(postgres):
+    """``kwargs`` go to ``psycopg2.connect`` and win over what the sink derives (here the
+    timeout), as in Quix Streams: no "multiple values" TypeError."""
+    sink = pg_sink(postgres, table_name="pg_kwargs", connect_timeout=3)
+    sink.start()
+    feed(sink, make_batch({"n": 1}))
+    sink.flush()
+    assert pg_rows(postgres, "SELECT n FROM pg_kwargs") == [(1,)]
+
+
 def test_postgres_refuses_a_non_dict_value_as_it_arrives(postgres):
     sink = pg_sink(postgres)
     sink.start()

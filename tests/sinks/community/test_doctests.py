@@ -9,6 +9,8 @@ import pytest
 
 MODULES = [
     "streamspark.sinks.base._delivery",
+    "streamspark.sinks.base.exceptions",
+    "streamspark.sinks.base.sink",
     "streamspark.sinks._influx.points",
     "streamspark.sinks.core.influxdb3",
     "streamspark.sinks.community.influxdb1",

@@ -35,9 +35,14 @@ def test_line_protocol_rules():
         == "m,t=1 i=2.0,b=true 1700000000000"
     )
     with pytest.raises(KeyError, match="field 'f' is missing"):
-        conv.line({"t": "x"}, None, 0, "t", 0)
-    assert PointConverter("m", fields_keys=("f", "g"), allow_missing_fields=True).line({"g": 1}, None, 5, "t", 0) == "m g=1i 5"
-    assert PointConverter("m", fields_keys=("f",)).line({"f": None}, None, 5, "t", 0) is None  # no field: no point
+        conv.line({"t": "x"}, None, 1_700_000_000_000, "t", 0)
+    assert (
+        PointConverter("m", fields_keys=("f", "g"), allow_missing_fields=True).line({"g": 1}, None, 1_700_000_000_005, "t", 0)
+        == "m g=1i 1700000000005"
+    )
+    assert (
+        PointConverter("m", fields_keys=("f",)).line({"f": None}, None, 1_700_000_000_005, "t", 0) is None
+    )  # no field: no point
     with pytest.raises(TypeError, match="dict values only"):
         conv.line([1], None, 0, "t", 0)
     with pytest.raises(ValueError, match="overlap"):
@@ -47,13 +52,25 @@ def test_line_protocol_rules():
 def test_time_setter_and_precision():
     by_key = PointConverter(lambda v: v["name"], time_setter="ts", time_precision="s", fields_keys=("x",))
     assert by_key.line({"name": "cpu", "ts": 1_700_000_000, "x": 1}, None, 0, "t", 0) == "cpu x=1i 1700000000"
-    with pytest.raises(ValueError, match="does not match time_precision 's'"):
+    with pytest.raises(ValueError, match='`time_precision` of "s" expects a 10-digit integer epoch, got 13'):
         by_key.line({"name": "cpu", "ts": 1_700_000_000_000, "x": 1}, None, 0, "t", 0)
     assert by_key.line({"name": "c", "ts": "2023-11-14T22:13:20Z", "x": 1}, None, 0, "t", 0).endswith(" 1700000000")
     ns = PointConverter("m", fields_keys=("x",), time_setter=lambda v: v.get("when"), time_precision="ns")
     when = datetime(2023, 11, 14, 22, 13, 20, 123456, tzinfo=timezone.utc)
     assert ns.line({"when": when, "x": 1}, None, 0, "t", 0).endswith(" 1700000000123456000")
-    assert ns.line({"x": 1}, None, 1_700_000_000_001, "t", 0).endswith(" 1700000000001000000")  # Kafka ts, converted
+    # as the reference: the default time is the Kafka timestamp in milliseconds, which another
+    # precision does not match
+    with pytest.raises(ValueError, match="expects a 19-digit integer epoch, got 13.*Kafka timestamp"):
+        ns.line({"x": 1}, None, 1_700_000_000_001, "t", 0)
+    assert PointConverter("m", time_precision="ms").line({"x": 1}, None, 1_700_000_000_001, "t", 0) == "m x=1i 1700000000001"
+
+
+def test_unsupported_field_types_are_value_errors():
+    """As Quix Streams (its InfluxDB client): a list, dict or other type as a field is a ValueError."""
+    conv = PointConverter("m")
+    for bad in ([1], {"a": 1}, b"x", datetime(2024, 1, 1)):
+        with pytest.raises(ValueError, match=f'Type: "{type(bad)}" of field: "f" is not supported'):
+            conv.line({"f": bad}, None, 1_700_000_000_000, "t", 0)
 
 
 def test_influxdb1_points_land_in_a_real_server(influxdb):
@@ -155,11 +172,19 @@ def test_influxdb3_write_request_at_the_http_boundary(recorder):
         database="db",
         measurement="m",
         tags_keys=["t"],
+        time_setter=lambda value: value.pop("us"),
         time_precision="us",
         batch_size=2,
     )
     sink.start()
-    feed(sink, make_batch({"t": "a", "v": 1}, {"t": "b", "v": 2}, {"t": "c", "v": 3}))
+    feed(
+        sink,
+        make_batch(
+            {"t": "a", "v": 1, "us": 1700000000000000},
+            {"t": "b", "v": 2, "us": 1700000000001000},
+            {"t": "c", "v": 3, "us": 1700000000002000},
+        ),
+    )
     sink.flush()
     assert len(_Recorder.requests) == 2  # batch_size splits the requests
     path, headers, body = _Recorder.requests[0]
@@ -183,7 +208,7 @@ def test_influxdb3_metadata_tags_leave_out_a_missing_key(recorder):
     sink.flush()
     assert _Recorder.requests[0][2].splitlines() == [
         "m,__partition=2,__topic=events v=1i 1700000000000",
-        "m,__key=k1,__partition=2,__topic=events v=2i 1700000000001",
+        "m,__key=b'k1',__partition=2,__topic=events v=2i 1700000000001",
     ]
 
 
