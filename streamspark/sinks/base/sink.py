@@ -13,6 +13,12 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from ...models.types import Headers
+from ...utils.client_connect import (
+    ClientConnectFailureCallback,
+    ClientConnectSuccessCallback,
+    connected,
+    failed_to_connect,
+)
 from ._delivery import delivery_token as unit_token
 from .batch import SinkBatch
 
@@ -22,19 +28,6 @@ if TYPE_CHECKING:
 __all__ = ("BaseSink", "BatchingSink", "ClientConnectSuccessCallback", "ClientConnectFailureCallback")
 
 logger = logging.getLogger(__name__)
-
-ClientConnectSuccessCallback = Callable[[], None]
-ClientConnectFailureCallback = Callable[[Optional[Exception]], None]
-
-
-def _connected() -> None:
-    logger.debug("Sink connected")
-
-
-def _reraise(exc: Optional[Exception]) -> None:
-    logger.error("Sink failed to connect: %s", exc)
-    if exc is not None:
-        raise exc
 
 
 class BaseSink(abc.ABC):
@@ -98,8 +91,8 @@ class BaseSink(abc.ABC):
         on_client_connect_success: Optional[ClientConnectSuccessCallback] = None,
         on_client_connect_failure: Optional[ClientConnectFailureCallback] = None,
     ) -> None:
-        self._on_client_connect_success: ClientConnectSuccessCallback = on_client_connect_success or _connected
-        self._on_client_connect_failure: ClientConnectFailureCallback = on_client_connect_failure or _reraise
+        self._on_client_connect_success: ClientConnectSuccessCallback = on_client_connect_success or connected
+        self._on_client_connect_failure: ClientConnectFailureCallback = on_client_connect_failure or failed_to_connect
 
     #: Set by the engine: the sink's position among the pipeline's sinks (part of its
     #: :meth:`delivery_token`, stable across restarts of the same pipeline).

@@ -20,10 +20,11 @@ from __future__ import annotations
 import abc
 import logging
 import time
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional, Union
 
 from ...models.topics import KafkaMessage, Topic
 from ...models.types import Headers
+from ...utils.client_connect import ClientConnectFailureCallback, ClientConnectSuccessCallback, connected, failed_to_connect
 from .exceptions import CheckpointProducerTimeout
 from ...kafka.producer import PRODUCER_ON_ERROR_RETRIES, PRODUCER_POLL_TIMEOUT
 from .producer import SourceProducer
@@ -38,19 +39,6 @@ __all__ = (
 )
 
 logger = logging.getLogger(__name__)
-
-ClientConnectSuccessCallback = Callable[[], None]
-ClientConnectFailureCallback = Callable[[Optional[Exception]], None]
-
-
-def _default_on_client_connect_success() -> None:
-    logger.info("Source connected to its client")
-
-
-def _default_on_client_connect_failure(exception: Optional[Exception]) -> None:
-    logger.error("Source failed to connect to its client: %s", exception)
-    if exception is not None:
-        raise exception
 
 
 def string_keyed_json_topic(name: str) -> Topic:
@@ -94,8 +82,8 @@ class BaseSource(abc.ABC):
     ) -> None:
         self._producer: Optional[SourceProducer] = None
         self._producer_topic: Optional[Topic] = None
-        self._on_client_connect_success = on_client_connect_success or _default_on_client_connect_success
-        self._on_client_connect_failure = on_client_connect_failure or _default_on_client_connect_failure
+        self._on_client_connect_success = on_client_connect_success or connected
+        self._on_client_connect_failure = on_client_connect_failure or failed_to_connect
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

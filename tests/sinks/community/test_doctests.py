@@ -11,6 +11,7 @@ MODULES = [
     "streamspark.sinks.base._delivery",
     "streamspark.sinks.base.exceptions",
     "streamspark.sinks.base.sink",
+    "streamspark.utils.client_connect",
     "streamspark.sinks._influx.points",
     "streamspark.sinks.core.influxdb3",
     "streamspark.sinks.community.influxdb1",
