@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...exceptions import StreamsparkException
 
 __all__ = ("SinkBackpressureError",)
@@ -16,11 +18,15 @@ class SinkBackpressureError(StreamsparkException):
 
     :param retry_after: seconds to wait before the batch is retried (kept as given).
 
-    >>> err = SinkBackpressureError(retry_after=5)
-    >>> err.retry_after, str(err)
-    (5, '5')
+    >>> err = SinkBackpressureError(5)
+    >>> err.retry_after, err.args, str(err)
+    (5, (5,), '5')
+    >>> SinkBackpressureError(retry_after=5).args  # as Quix Streams: only positional arguments
+    ()
     """
 
-    def __init__(self, retry_after: float) -> None:
-        super().__init__(retry_after)
+    def __init__(self, retry_after: float) -> None:  # args: what the call passed by position
         self.retry_after = retry_after
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.retry_after,))
