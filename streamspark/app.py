@@ -568,8 +568,10 @@ class Application:
         :param timeout: stop after this many seconds without new messages (the clock starts
             once the source has been checked for data the first time).
         :param count: stop once this many outputs (records reaching the end of any branch)
-            were produced; outputs are counted per micro-batch, so a run may process a few
-            more records than ``count`` (they are committed), and only ``count`` are returned.
+            were produced. Each micro-batch reads just the records the missing outputs need
+            (one output per record until the run has seen otherwise), so a pipeline with an
+            output per record processes exactly ``count`` records; records that give several
+            outputs may produce a few more (they are committed). ``count`` are returned.
         :param collect: return the outputs (only with ``timeout`` or ``count``).
         :param metadata: add ``_key, _timestamp, _headers, _topic, _partition, _offset`` to each output.
         """

@@ -129,7 +129,7 @@ def test_run_timeout_on_empty_topic_returns_nothing(make_app, kafka):
 
 
 def test_run_count_returns_exactly_count_and_restart_resumes(make_app, kafka):
-    """count stops the run; a new run of the same group continues after the committed batch."""
+    """count stops the run; a new run of the same group continues after what it committed."""
     src_name = kafka.new_topic()
     kafka.produce(src_name, json_messages([{"i": i} for i in range(10)]))
     app = make_app(consumer_group="resume-group", commit_every=4)
@@ -141,10 +141,42 @@ def test_run_count_returns_exactly_count_and_restart_resumes(make_app, kafka):
     app2 = make_app(consumer_group="resume-group", commit_every=4)
     app2.dataframe(app2.topic(src_name))
     second = app2.run(timeout=3)
-    # the first run committed exactly its first micro-batch (offsets 0-3): the rest comes now
-    assert second == [{"i": i} for i in list(range(4, 10)) + [10, 11]]
+    # as in the reference, the first run read and committed just the records of its 3 outputs
+    # (offsets 0-2): the rest comes now
+    assert second == [{"i": i} for i in list(range(3, 10)) + [10, 11]]
     # consumer-group offsets are committed to Kafka for lag tools
     assert kafka.committed("resume-group", src_name) == {0: 12}
+
+
+def test_run_count_writes_count_outputs_to_the_topic(make_app, kafka):
+    """As the reference ("stop the application after processing N outputs"): with a backlog of
+    60 records on two partitions, a stateful pipeline that gives an output per record writes
+    exactly ``count`` outputs to its topic and commits just the records behind them."""
+    src_name, out_name = kafka.new_topic(partitions=2), kafka.new_topic()
+    kafka.produce(
+        src_name,
+        [{"value": json.dumps({"x": i}).encode(), "key": f"k{i % 4}".encode(), "partition": i % 2} for i in range(60)],
+    )
+
+    def running(value, state):
+        total = state.get("total", 0) + value["x"]
+        state.set("total", total)
+        return {"total": total}
+
+    app = make_app(consumer_group="count-group")
+    app.dataframe(app.topic(src_name)).apply(running, stateful=True).to_topic(app.topic(out_name))
+    assert len(app.run(count=5, timeout=60)) == 5
+    assert len(kafka.consume(out_name, expected=6, timeout=5)) == 5  # no more than 5 arrive
+    assert sum(kafka.committed("count-group", src_name).values()) == 5
+
+
+def test_run_count_reads_more_while_records_give_no_output(make_app, kafka):
+    """A filter that drops the first records: the run reads on until it has its outputs."""
+    src_name = kafka.new_topic()
+    kafka.produce(src_name, json_messages([{"i": i} for i in range(100)]))
+    app = make_app()
+    app.dataframe(app.topic(src_name)).filter(lambda v: v["i"] >= 50)
+    assert app.run(count=3, timeout=60) == [{"i": 50}, {"i": 51}, {"i": 52}]
 
 
 def test_collect_false_returns_empty_list(make_app, kafka):
@@ -255,7 +287,7 @@ def test_on_message_processed_runs_per_input_message(make_app, kafka, tmp_path):
             f.write(f"{t}:{p}:{o}\n")
 
     app = make_app(on_message_processed=on_processed)
-    app.dataframe(app.topic(topic)).filter(lambda v: v["i"] < 2)
+    app.dataframe(app.topic(topic)).filter(lambda v: v["i"] >= 2)  # records 0 and 1 give no output
     app.run(count=2, timeout=60)
     assert sorted(log.read_text().split()) == [f"{topic}:0:{o}" for o in range(4)]
 

@@ -38,6 +38,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from ._arrow import ddl
+from .count_budget import read_budget
 from .bucketing import bucket_of_key, bucket_of_partition
 
 __all__ = (
@@ -109,6 +110,7 @@ def source_options(
     min_batch_interval: float = 0.0,
     max_records_per_batch: int = 0,
     task_per_core: bool = True,
+    count_budget_file: Optional[str] = None,
 ) -> dict[str, str]:
     """Options for ``spark.readStream.format(...)`` of a :func:`query_source` class. Options are
     part of the query plan (``explain()``, the Spark UI, event logs): nothing secret goes here.
@@ -127,6 +129,8 @@ def source_options(
     :param task_per_core: a micro-batch over more partitions than cores is read by a task per
         core (:func:`plan_tasks`); False: by a task per partition (the plain path; fewer
         partitions than cores are split either way).
+    :param count_budget_file: during ``app.run(count=N)``: a file (on the driver's host) with
+        the most records the next micro-batch takes in all (``engine/count_budget.py``).
     """
     options = {
         "topics": json.dumps(topics),
@@ -144,6 +148,8 @@ def source_options(
         options["max_records_per_batch"] = str(max_records_per_batch)
     if not task_per_core:
         options["task_per_core"] = "false"
+    if count_budget_file:
+        options["count_budget_file"] = count_budget_file
     return options
 
 
@@ -209,6 +215,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._reset = options.get("auto_offset_reset", "latest")
         self._max_per_partition = int(options.get("max_records_per_partition", "100000"))
         self._max_per_batch = int(options.get("max_records_per_batch", "0"))
+        self._count_budget_file = options.get("count_budget_file")
         self._timeout = float(options.get("request_timeout", "30"))
         self._min_per_task = int(options.get("min_records_per_task", "20000"))
         self._parallelism = int(options.get("parallelism", "1"))
@@ -340,12 +347,16 @@ class _KafkaStreamReader(DataSourceStreamReader):
                 end[topic][str(p)] = max(begin, min(high, begin + cap))
                 begins[(topic, p)] = begin
                 highs[(topic, p)] = high
-        if self._max_per_batch > 0:
+        counted = read_budget(self._count_budget_file) if self._count_budget_file else None
+        if self._max_per_batch > 0 or counted is not None:
             ranges = list(begins)
             available = [end[t][str(p)] - begins[(t, p)] for t, p in ranges]
-            # at least a record of every partition with records waiting: none is starved, and
-            # an aligned cut sees every partition's time
-            budget = max(self._max_per_batch, sum(1 for a in available if a > 0))
+            budget = min(b for b in (self._max_per_batch, counted) if b)
+            if (self._max_per_batch > 0 and counted is None) or self._aligned:
+                # at least a record of every partition with records waiting: none is starved,
+                # and an aligned cut sees every partition's time (a run with a count takes
+                # just its budget: it stops once it has its outputs)
+                budget = max(budget, sum(1 for a in available if a > 0))
             shares = split_budget(available, budget)
             for (topic, p), share in zip(ranges, shares):
                 end[topic][str(p)] = begins[(topic, p)] + share

@@ -27,6 +27,7 @@ from .strategies import (
 )
 from .task_entry import GROUPED_SCHEMA, run_bucket, run_pre_shuffle, run_task
 from .bucketing import end_buckets, key_bucket_column, partition_bucket_column
+from .count_budget import CountBudget
 from .lag import LagMonitor, end_offsets, total_lag
 from .progress_log import BatchLog
 from .summary import SUMMARY_SCHEMA, ProducerFlush, TaskSummary
@@ -129,6 +130,8 @@ class QueryRunner:
         #: driver's handler (its input planned) to its end
         self.batch_seconds = 0.0
         self._stop = threading.Event()
+        #: during ``run(count=...)``: how many records the next micro-batch may read
+        self._count_budget: Optional[CountBudget] = None
         self._failure: Optional[BaseException] = None
         self._in_batch = threading.Event()
         #: whether a micro-batch with records completed (its reader is planned)
@@ -218,6 +221,8 @@ class QueryRunner:
             self.inputs += batch_inputs
             self.outputs += batch_outputs
             self.batches += 1
+            if self._count_budget is not None and batch_inputs:
+                self._count_budget.update(self.inputs, self.outputs)
             if plan.collect:
                 for summary in sorted(summaries, key=lambda s: s.spark_partition):
                     if summary.collected:
@@ -282,6 +287,8 @@ class QueryRunner:
         fused = FUSED_SOURCE.name in plan.strategies
         fused_group_by = FUSED_GROUP_BY.name in plan.strategies
         limited = bool(limits.timeout or limits.count)
+        if limits.count:
+            self._count_budget = CountBudget(limits.count)
         cap = self.max_records_per_partition or records_per_partition(plan, fused, limited, commit_every=self.commit_every)
         # a cap the application sets is the only bound; the defaults bound a held micro-batch in all
         budget = 0 if self.max_records_per_partition else records_per_batch(plan, fused, limited)
@@ -296,6 +303,7 @@ class QueryRunner:
             min_batch_interval=self.min_batch_interval,
             aligned_topics=_aligned_topics(plan),
             task_per_core=TASK_PER_CORE.name in plan.strategies,
+            count_budget_file=self._count_budget.path if self._count_budget is not None else None,
         )
         # the Kafka settings and a fused plan (credentials) travel with the source's class, not
         # as options, which the query plan shows (see query_source)
@@ -407,6 +415,8 @@ class QueryRunner:
         finally:
             self._shutdown(query)
             self.lag_monitor.close()
+            if self._count_budget is not None:
+                self._count_budget.close()
         # a failure inside a micro-batch surfaces as the user's error, not Spark's wrapper
         if self._failure is not None:
             raise self._failure

@@ -194,6 +194,31 @@ def test_a_micro_batch_takes_at_most_its_budget_from_all_partitions(kafka):
         r.stop()
 
 
+def test_a_run_with_a_count_reads_what_the_budget_file_says(kafka):
+    """``app.run(count=N)``: the driver writes the next micro-batch's budget into a file and the
+    source takes exactly that many records (below the partitions waiting too); each planning
+    reads the file again; without the file only the caps bound a micro-batch."""
+    from streamspark.engine.count_budget import CountBudget
+
+    topic = kafka.new_topic(partitions=3)
+    sizes = {0: 5, 1: 60, 2: 40}
+    kafka.produce(topic, [{"value": b"x", "partition": p} for p, size in sizes.items() for _ in range(size)])
+    private = SourcePrivate.of({"bootstrap.servers": kafka.address, "group.id": "count-budget"})
+    budget = CountBudget(2)
+    counted = _KafkaStreamReader(
+        source_options([topic], "earliest", 1000, request_timeout=10, count_budget_file=budget.path), private
+    )
+    start = counted.initialOffset()
+    end = counted.latestOffset(start, None)
+    assert sum(end[topic][p] - start[topic][p] for p in end[topic]) == 2
+    budget.update(inputs=2, outputs=1)  # one output missing, one per two records: read 2 more
+    again = counted.latestOffset(end, None)
+    assert sum(again[topic][p] - end[topic][p] for p in end[topic]) == 2
+    budget.close()  # no file: no bound but the caps
+    assert counted.latestOffset(start, None) == {topic: {"0": 5, "1": 60, "2": 40}}
+    counted.stop()
+
+
 def test_docstring_examples():
     import doctest
 

@@ -1,0 +1,93 @@
+"""How many records the next micro-batch may read during ``app.run(count=N)``.
+
+Quix Streams processes a message at a time and stops after exactly N outputs; a micro-batch
+produces all the outputs of the records it read. So while a run has a ``count``, the driver
+tells the Kafka source (whose planning runs in another process on the driver's host) how many
+records the next micro-batch may take, through a small file: the outputs still missing, over
+the outputs per input record seen so far (one per record before any output). A pipeline whose
+records give one output each then stops after exactly N outputs; one that drops records reads a
+little more each time; one that has given no output yet (windows) reads four times as many
+records as the last micro-batch. A micro-batch once planned is never re-planned from the file
+(Spark's offset log fixes its ranges), so a replay after a crash is unchanged.
+
+>>> budget = CountBudget(10)
+>>> read_budget(budget.path)
+10
+>>> budget.update(inputs=10, outputs=5)  # half the records gave an output: 5 left, read 10
+>>> read_budget(budget.path)
+10
+>>> budget.update(inputs=20, outputs=5)  # one output per 4 records so far: 5 left, read 20
+>>> read_budget(budget.path)
+20
+>>> budget.close(); read_budget(budget.path) is None
+True
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+__all__ = ("CountBudget", "read_budget", "next_budget")
+
+#: how much more a micro-batch reads than the last one while no record has given an output
+GROWTH = 4
+
+
+def next_budget(count: int, inputs: int, outputs: int, last: int) -> int:
+    """Records the next micro-batch may read, after ``inputs`` records gave ``outputs`` outputs
+    of the ``count`` the run waits for; ``last`` is the budget of the micro-batch before.
+
+    >>> next_budget(100, inputs=0, outputs=0, last=100)  # nothing read yet
+    100
+    >>> next_budget(100, inputs=100, outputs=100, last=100)  # done: at least a record
+    1
+    >>> next_budget(100, inputs=40, outputs=80, last=40)  # two outputs a record: 10 more records
+    10
+    >>> next_budget(100, inputs=100, outputs=0, last=100)  # no output yet (windows): read more
+    400
+    """
+    remaining = count - outputs
+    if remaining <= 0:
+        return 1
+    if inputs == 0:
+        return last
+    if outputs == 0:
+        return last * GROWTH
+    return max(1, math.ceil(remaining * inputs / outputs))
+
+
+class CountBudget:
+    """The driver's side: the budget file of one run with ``count`` (a temporary folder of its own)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self._folder = tempfile.mkdtemp(prefix="streamspark-count-")
+        self.path = os.path.join(self._folder, "budget")
+        self._last = count
+        self._write(count)
+
+    def _write(self, budget: int) -> None:
+        tmp = self.path + ".tmp"
+        Path(tmp).write_text(str(budget))
+        os.replace(tmp, self.path)  # the source never reads half a number
+
+    def update(self, inputs: int, outputs: int) -> None:
+        """After a micro-batch: the run has read ``inputs`` records and produced ``outputs``."""
+        self._last = next_budget(self.count, inputs, outputs, self._last)
+        self._write(self._last)
+
+    def close(self) -> None:
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def read_budget(path: str) -> Optional[int]:
+    """The source's side: the budget in the file, or None (no file: no bound)."""
+    try:
+        return max(1, int(Path(path).read_text()))
+    except (OSError, ValueError):
+        return None
