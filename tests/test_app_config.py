@@ -63,7 +63,7 @@ def test_one_root_dataframe_per_topic_and_nothing_to_run():
         app.run(timeout=1)
     t = app.topic("t")
     app.dataframe(t)
-    with pytest.raises(StreamsparkException, match="already exists"):
+    with pytest.raises(StreamsparkException, match="There is already a StreamingDataFrame using topic t"):
         app.dataframe(t)
     with pytest.raises(AttributeError):
         Application.Quix()
