@@ -87,6 +87,25 @@ def test_processing_error_stops_unless_callback_skips(make_app, kafka):
     assert app2.run(count=2, timeout=60) == [{"r": 10}, {"r": 5}]
 
 
+def test_a_stateful_batch_reports_its_earliest_failing_record(make_app, kafka):
+    """Keys live in state buckets that run apart; when several records fail, the error names
+    the one Quix Streams (a record at a time, in offset order) would have stopped at."""
+    topic = kafka.new_topic()
+    values = [{"x": i} if i % 3 else {"no_x": i} for i in range(24)]  # offsets 0, 3, 6, ... fail
+    kafka.produce(topic, json_messages(values, key=lambda v: f"k{next(iter(v.values())) % 8}".encode()))
+
+    def running(value, state):
+        total = state.get("t", 0) + value["x"]
+        state.set("t", total)
+        return total
+
+    app = make_app()
+    app.dataframe(app.topic(topic)).apply(running, stateful=True)
+    with pytest.raises(ProcessingError, match=r"partition=0 offset=0: KeyError") as info:
+        app.run(timeout=5)
+    assert info.value.offset == 0
+
+
 def test_unserializable_output_goes_to_producer_error(make_app, kafka):
     src, out = kafka.new_topic(), kafka.new_topic()
     kafka.produce(src, json_messages([{"i": 0}, {"i": 1}, {"i": 2}]))

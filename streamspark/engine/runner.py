@@ -248,12 +248,14 @@ class QueryRunner:
 
     @staticmethod
     def _raise_errors(summaries: list[TaskSummary]) -> None:
-        """Raise the first task error as a ``ProcessingError``; also when a Spark partition's
-        state buckets left their deliveries to an end bucket that did not report."""
-        for summary in summaries:
-            info = summary.error
-            if info is None:
-                continue
+        """Raise a task error as a ``ProcessingError``: of the records that failed, the one
+        Quix Streams would have met first, the lowest offset (state buckets run apart, so a
+        later record of one bucket can fail before an earlier one of another); then errors
+        without a record. Also raise when a Spark partition's state buckets left their
+        deliveries to an end bucket that did not report."""
+        failed = [s.error for s in summaries if s.error is not None]
+        if failed:
+            info = min(failed, key=lambda e: (e.offset is None, e.topic or "", e.partition or 0, e.offset or 0))
             cause = info.cause()
             error = ProcessingError(
                 info.describe(), topic=info.topic, partition=info.partition, offset=info.offset, stage=info.stage.value
