@@ -66,7 +66,7 @@ EXCLUDED: dict[str, str] = {
     "quixstreams.platforms": "the Quix Cloud vendor platform: not supported",
     "quixstreams.internal_consumer": "the buffered consumer loop: Spark's Kafka source replaces it",
     "quixstreams.internal_producer": "the checkpoint producer: the Spark sink path replaces it",
-    "quixstreams.checkpointing": "checkpoints: Spark Structured Streaming's checkpoints replace them",
+    "quixstreams.checkpointing.checkpoint": "checkpoints: Spark Structured Streaming's checkpoints replace them",
     "quixstreams.processing": "the per-message processing context: replaced by Spark",
     "quixstreams.state.rocksdb": "RocksDB stores: Spark's state store replaces them",
     "quixstreams.state.memory": "in-memory stores: Spark's state store replaces them",
