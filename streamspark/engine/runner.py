@@ -368,7 +368,12 @@ class QueryRunner:
 
     def run(self, limits: RunLimits) -> None:
         """Start the query and block until a stop condition, a stop request or a failure."""
-        query = self.start(limits)
+        try:
+            query = self.start(limits)
+        except BaseException:
+            if self._count_budget is not None:
+                self._count_budget.close()
+            raise
         started = time.monotonic()
         release_planners = RELEASE_PLANNERS.name in self.plan.strategies
         try:
