@@ -572,7 +572,8 @@ class Application:
             (one output per record until the run has seen otherwise), so a pipeline with an
             output per record processes exactly ``count`` records; records that give several
             outputs may produce a few more (they are committed). ``count`` are returned.
-        :param collect: return the outputs (only with ``timeout`` or ``count``).
+        :param collect: return the outputs (only with ``timeout`` or ``count``), as dicts: a
+            value that is not a dict comes as ``{"_value": value}``.
         :param metadata: add ``_key, _timestamp, _headers, _topic, _partition, _offset`` to each output.
         """
         if dataframe is not None:

@@ -81,6 +81,8 @@ def test_processing_error_stops_unless_callback_skips(make_app, kafka):
     with pytest.raises(ProcessingError, match=r'processing failed at topic=".*" partition=0 offset=1: ZeroDivisionError') as info:
         app.run(count=3, timeout=60)
     assert isinstance(info.value.__cause__, ZeroDivisionError)
+    # as in Quix Streams, where the user's exception leaves app.run(): except ZeroDivisionError works
+    assert isinstance(info.value, ZeroDivisionError) and info.value.offset == 1
 
     app2 = make_app(consumer_group="proc-err", on_processing_error=lambda exc, row, log: isinstance(exc, ZeroDivisionError))
     app2.dataframe(app2.topic(topic)).apply(lambda v: {"r": 10 // v["d"]})
@@ -176,6 +178,20 @@ def test_rejected_deliveries_reach_on_producer_error_as_the_sent_messages(make_a
     assert len(app.run(count=3, timeout=60)) == 3  # the run went through: every failure was accepted
     assert kafka.committed("delivery-err-2", src)[0] == 3
     assert kafka.high_watermarks(out)[0] == 0
+
+
+def test_a_processing_error_of_the_causes_type_shows_and_pickles_as_a_processing_error():
+    import pickle
+
+    from streamspark.exceptions.base import processing_error
+
+    err = processing_error("processing failed at offset=4: KeyError: 'x'", KeyError("x"), topic="t", partition=0, offset=4)
+    assert isinstance(err, KeyError) and isinstance(err, ProcessingError)
+    assert str(err) == "processing failed at offset=4: KeyError: 'x'"  # not quoted as a KeyError's
+    assert traceback.format_exception_only(err)[-1] == f"streamspark.exceptions.ProcessingError: {err}\n"
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is ProcessingError and (str(again), again.topic, again.offset) == (str(err), "t", 4)
+    assert type(processing_error("boom", None)) is ProcessingError
 
 
 def test_exceptions_show_the_package_path_and_share_the_base():

@@ -12,6 +12,7 @@ import json
 import logging
 import pickle
 import time
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from ..context import set_message_context
@@ -257,15 +258,16 @@ def output_collector(plan: PipelinePlan, emitter: Emitter, out: list[Any], count
         def collect_meta(v: Any, k: Any, t: int, h: Any) -> None:
             counter[0] += 1
             ctx = emitter.ctx
+            # as the reference: the metadata first, then the value's fields
             out.append(
                 {
-                    **(v if isinstance(v, dict) else {"_value": v}),
                     "_key": k,
                     "_timestamp": t,
                     "_headers": h,
                     "_topic": ctx.topic,
                     "_partition": ctx.partition,
                     "_offset": ctx.offset,
+                    **(v if isinstance(v, Mapping) else {"_value": v}),
                 }
             )
 
@@ -273,7 +275,7 @@ def output_collector(plan: PipelinePlan, emitter: Emitter, out: list[Any], count
 
     def collect(v: Any, k: Any, t: int, h: Any) -> None:
         counter[0] += 1
-        out.append(v)
+        out.append(v if isinstance(v, Mapping) else {"_value": v})  # run() returns dicts
 
     return collect
 

@@ -12,6 +12,7 @@ import uuid
 from typing import Any, Callable, Optional
 
 from ..exceptions import ProcessingError
+from ..exceptions.base import processing_error
 from ._kafka_source import fused_group_by_options, packed_options, query_source, source_options
 from ._plan import PipelinePlan
 from .pacing import records_per_batch, records_per_partition
@@ -212,8 +213,8 @@ class QueryRunner:
             except Exception as exc:
                 for other in self.sinks_by_node.values():
                     other.on_batch_abort()
-                raise ProcessingError(
-                    f"sink failed: {type(sink).__name__} could not commit batch {batch_id}: {exc}", stage="sink"
+                raise processing_error(
+                    f"sink failed: {type(sink).__name__} could not commit batch {batch_id}: {exc}", exc, stage="sink"
                 ) from exc
         if batch_inputs:
             self._read_records = True
@@ -257,8 +258,8 @@ class QueryRunner:
         if failed:
             info = min(failed, key=lambda e: (e.offset is None, e.topic or "", e.partition or 0, e.offset or 0))
             cause = info.cause()
-            error = ProcessingError(
-                info.describe(), topic=info.topic, partition=info.partition, offset=info.offset, stage=info.stage.value
+            error = processing_error(
+                info.describe(), cause, topic=info.topic, partition=info.partition, offset=info.offset, stage=info.stage.value
             )
             error.worker_traceback = info.traceback  # type: ignore[attr-defined]
             if cause is not None:
