@@ -571,7 +571,9 @@ class Application:
             were produced. Each micro-batch reads just the records the missing outputs need
             (one output per record until the run has seen otherwise), so a pipeline with an
             output per record processes exactly ``count`` records; records that give several
-            outputs may produce a few more (they are committed). ``count`` are returned.
+            outputs (``expand``, several output branches) can produce up to that many times
+            ``count``, filters and windows a micro-batch's worth more (they are committed).
+            ``count`` are returned.
         :param collect: return the outputs (only with ``timeout`` or ``count``), as dicts: a
             value that is not a dict comes as ``{"_value": value}``.
         :param metadata: add ``_key, _timestamp, _headers, _topic, _partition, _offset`` to each output.

@@ -181,6 +181,7 @@ def test_rejected_deliveries_reach_on_producer_error_as_the_sent_messages(make_a
 
 
 def test_a_processing_error_of_the_causes_type_shows_and_pickles_as_a_processing_error():
+    import copy
     import pickle
 
     from streamspark.exceptions.base import processing_error
@@ -189,9 +190,21 @@ def test_a_processing_error_of_the_causes_type_shows_and_pickles_as_a_processing
     assert isinstance(err, KeyError) and isinstance(err, ProcessingError)
     assert str(err) == "processing failed at offset=4: KeyError: 'x'"  # not quoted as a KeyError's
     assert traceback.format_exception_only(err)[-1] == f"streamspark.exceptions.ProcessingError: {err}\n"
-    again = pickle.loads(pickle.dumps(err))
-    assert type(again) is ProcessingError and (str(again), again.topic, again.offset) == (str(err), "t", 4)
+    err.worker_traceback = "Traceback ..."  # type: ignore[attr-defined]
+    for again in (pickle.loads(pickle.dumps(err)), copy.copy(err), copy.deepcopy(err)):
+        assert isinstance(again, KeyError) and isinstance(again, ProcessingError)
+        assert (str(again), again.topic, again.offset, again.worker_traceback) == (str(err), "t", 4, "Traceback ...")
     assert type(processing_error("boom", None)) is ProcessingError
+
+    class Local(Exception):  # not importable: pickled as a plain ProcessingError
+        def __init__(self, code):
+            super().__init__(f"code {code}")
+            self.code = code
+
+    local = processing_error("boom", Local(7), offset=1)
+    assert isinstance(local, Local) and local.code == 7 and str(local) == "boom"  # its __init__ not run again
+    again = pickle.loads(pickle.dumps(local))
+    assert type(again) is ProcessingError and again.code == 7 and again.offset == 1
 
 
 def test_exceptions_show_the_package_path_and_share_the_base():

@@ -6,8 +6,10 @@ tells the Kafka source (whose planning runs in another process on the driver's h
 records the next micro-batch may take, through a small file: the outputs still missing, over
 the outputs per input record seen so far (one per record before any output). A pipeline whose
 records give one output each then stops after exactly N outputs; one that drops records reads a
-little more each time; one that has given no output yet (windows) reads four times as many
-records as the last micro-batch. A micro-batch once planned is never re-planned from the file
+little more each time (it can overshoot by the outputs of the last micro-batch's extra
+records); while none has given an output (windows), each budget is four times the last. A
+pipeline with several outputs per record (``expand``, several output branches) can write up to
+that many times N from its first micro-batch. A micro-batch once planned is never re-planned from the file
 (Spark's offset log fixes its ranges), so a replay after a crash is unchanged.
 
 >>> budget = CountBudget(10)
@@ -25,6 +27,7 @@ True
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import shutil
@@ -34,8 +37,12 @@ from typing import Optional
 
 __all__ = ("CountBudget", "read_budget", "next_budget")
 
-#: how much more a micro-batch reads than the last one while no record has given an output
+logger = logging.getLogger(__name__)
+
+#: how much more a micro-batch may read than the last one while no record has given an output
 GROWTH = 4
+#: the largest budget (the per-partition caps bound a micro-batch anyway)
+MAX_BUDGET = 1 << 40
 
 
 def next_budget(count: int, inputs: int, outputs: int, last: int) -> int:
@@ -50,6 +57,8 @@ def next_budget(count: int, inputs: int, outputs: int, last: int) -> int:
     10
     >>> next_budget(100, inputs=100, outputs=0, last=100)  # no output yet (windows): read more
     400
+    >>> next_budget(1, inputs=10**15, outputs=0, last=MAX_BUDGET) == MAX_BUDGET  # bounded
+    True
     """
     remaining = count - outputs
     if remaining <= 0:
@@ -57,8 +66,8 @@ def next_budget(count: int, inputs: int, outputs: int, last: int) -> int:
     if inputs == 0:
         return last
     if outputs == 0:
-        return last * GROWTH
-    return max(1, math.ceil(remaining * inputs / outputs))
+        return min(last * GROWTH, MAX_BUDGET)
+    return min(max(1, math.ceil(remaining * inputs / outputs)), MAX_BUDGET)
 
 
 class CountBudget:
@@ -77,9 +86,14 @@ class CountBudget:
         os.replace(tmp, self.path)  # the source never reads half a number
 
     def update(self, inputs: int, outputs: int) -> None:
-        """After a micro-batch: the run has read ``inputs`` records and produced ``outputs``."""
+        """After a micro-batch: the run has read ``inputs`` records and produced ``outputs``.
+        A budget that cannot be written is logged: the micro-batch stays good, and the next
+        one reads by the last budget written."""
         self._last = next_budget(self.count, inputs, outputs, self._last)
-        self._write(self._last)
+        try:
+            self._write(self._last)
+        except OSError as exc:
+            logger.warning("Could not write the record budget of run(count=%d): %s", self.count, exc)
 
     def close(self) -> None:
         shutil.rmtree(self._folder, ignore_errors=True)

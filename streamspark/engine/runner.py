@@ -249,10 +249,10 @@ class QueryRunner:
 
     @staticmethod
     def _raise_errors(summaries: list[TaskSummary]) -> None:
-        """Raise a task error as a ``ProcessingError``: of the records that failed, the one
-        Quix Streams would have met first, the lowest offset (state buckets run apart, so a
-        later record of one bucket can fail before an earlier one of another); then errors
-        without a record. Also raise when a Spark partition's state buckets left their
+        """Raise a task error as a ``ProcessingError``: of the records that failed, the first
+        by (topic, partition, offset), so within a partition the one Quix Streams would have
+        met first (state buckets run apart, so a later record of one bucket can fail before
+        an earlier one of another); then errors without a record. Also raise when a Spark partition's state buckets left their
         deliveries to an end bucket that did not report."""
         failed = [s.error for s in summaries if s.error is not None]
         if failed:

@@ -71,10 +71,14 @@ class TaskError:
     def of(
         cls, exc: BaseException, stage: Stage, topic: Optional[str], partition: Optional[int], offset: Optional[int]
     ) -> "TaskError":
-        """Describe ``exc``; the exception itself travels along only if it survives pickling."""
+        """Describe ``exc``; the exception itself travels along only if it survives pickling
+        (with cloudpickle: an exception class of the program's own script, which reached the
+        worker by value, comes back to the driver as that very class)."""
+        from pyspark import cloudpickle
+
         pickled: Optional[bytes]
         try:
-            pickled = pickle.dumps(exc)
+            pickled = cloudpickle.dumps(exc)
             pickle.loads(pickled)  # only ship what the driver can rebuild
         except Exception:
             pickled = None

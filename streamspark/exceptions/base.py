@@ -7,6 +7,9 @@ True
 
 from __future__ import annotations
 
+import pickle
+from typing import Any
+
 __all__ = (
     "StreamsparkException",
     "QuixException",
@@ -59,9 +62,15 @@ class ProcessingError(StreamsparkException):
 
 
 def _rebuild_processing_error(
-    message: str, topic: str | None, partition: int | None, offset: int | None, stage: str
+    message: str, topic: str | None, partition: int | None, offset: int | None, stage: str, kind: type | None = None
 ) -> ProcessingError:
-    return ProcessingError(message, topic=topic, partition=partition, offset=offset, stage=stage)
+    both = _subclass_for(kind) if kind is not None else None
+    if both is None:
+        return ProcessingError(message, topic=topic, partition=partition, offset=offset, stage=stage)
+    made: Any = both.__new__(both, message)
+    BaseException.__init__(made, message)
+    assert isinstance(made, ProcessingError)
+    return made
 
 
 def _processing_error_str(self: BaseException) -> str:
@@ -69,11 +78,44 @@ def _processing_error_str(self: BaseException) -> str:
 
 
 def _processing_error_reduce(self: ProcessingError) -> tuple[object, ...]:
-    # the class made for a cause's type is not importable: pickled as a plain ProcessingError
-    return (_rebuild_processing_error, (str(self), self.topic, self.partition, self.offset, self.stage))
+    # the class made for a cause's type is not importable: it is made again from the cause's
+    # class (when that pickles by name; else a plain ProcessingError), with the same attributes
+    kind: type | None = type(self).__bases__[1]  # (ProcessingError, kind)
+    try:
+        pickle.dumps(kind)
+    except Exception:
+        kind = None
+    args = (str(self), self.topic, self.partition, self.offset, self.stage, kind)
+    return (_rebuild_processing_error, args, dict(vars(self)))
 
 
-_ALSO: dict[type, type] = {}
+#: the ProcessingError subclass made for each cause type (None: none can be made)
+_ALSO: dict[type, type | None] = {}
+#: exception types whose instances need their own constructor's fields (left out: the next
+#: class of the cause's MRO is used, e.g. ValueError for a UnicodeDecodeError)
+_OWN_FIELDS = (UnicodeError, SyntaxError, ImportError, StopIteration, SystemExit)
+
+
+def _subclass_for(kind: type) -> type | None:
+    if kind not in _ALSO:
+        made: type | None = None
+        if not issubclass(kind, _OWN_FIELDS):
+            try:
+                made = type(
+                    "ProcessingError",
+                    (ProcessingError, kind),
+                    {
+                        "__module__": "streamspark.exceptions",
+                        "__qualname__": "ProcessingError",
+                        "__str__": _processing_error_str,
+                        "__reduce__": _processing_error_reduce,
+                        "__doc__": ProcessingError.__doc__,
+                    },
+                )
+            except TypeError:  # a class whose instances are laid out apart from ProcessingError's
+                made = None
+        _ALSO[kind] = made
+    return _ALSO[kind]
 
 
 def processing_error(
@@ -85,51 +127,50 @@ def processing_error(
     offset: int | None = None,
     stage: str = "processing",
 ) -> ProcessingError:
-    """A ``ProcessingError`` that is also an instance of ``cause``'s class where Python allows
-    it, so that ``except ZeroDivisionError`` catches a failure of the user's code as it does in
-    Quix Streams (where the original exception leaves ``app.run()``); a plain
-    ``ProcessingError`` otherwise (no cause, a cause type that cannot be a second base, or one
-    whose constructor refuses a message).
+    """A ``ProcessingError`` that is also an instance of ``cause``'s class, so that ``except
+    ZeroDivisionError`` around ``app.run()`` catches a failure of the user's code as in Quix
+    Streams (where the original exception leaves ``app.run()``). The cause's own attributes
+    are copied; its constructor is not called. Where a class cannot be a second base (or
+    needs fields of its own, as ``UnicodeDecodeError``), the next class of its MRO is used
+    (``ValueError``); without a cause, a plain ``ProcessingError``.
 
     >>> err = processing_error("processing failed at offset=3: ZeroDivisionError", ZeroDivisionError(), offset=3)
     >>> isinstance(err, ProcessingError), isinstance(err, ZeroDivisionError), str(err), err.offset
     (True, True, 'processing failed at offset=3: ZeroDivisionError', 3)
-    >>> class Pair(Exception):
-    ...     def __init__(self, a, b):
-    ...         super().__init__(a, b)
-    >>> type(processing_error("boom", Pair(1, 2))) is ProcessingError  # it wants two arguments
-    True
+    >>> class Coded(Exception):
+    ...     def __init__(self, code):
+    ...         super().__init__(f"code {code}")
+    ...         self.code = code
+    >>> err = processing_error("boom", Coded(7))
+    >>> isinstance(err, Coded), err.code, str(err)
+    (True, 7, 'boom')
+    >>> import json
+    >>> err = processing_error("bad", json.JSONDecodeError("Expecting value", "x", 0))
+    >>> isinstance(err, json.JSONDecodeError), err.pos
+    (True, 0)
     """
-
-    def plain() -> ProcessingError:
-        return ProcessingError(message, topic=topic, partition=partition, offset=offset, stage=stage)
-
-    kind = type(cause) if cause is not None else None
-    if kind is None or not issubclass(kind, Exception) or issubclass(kind, StreamsparkException):
-        return plain()
-    both = _ALSO.get(kind)
-    if both is None:
+    plain = ProcessingError(message, topic=topic, partition=partition, offset=offset, stage=stage)
+    if cause is None or not isinstance(cause, Exception) or isinstance(cause, StreamsparkException):
+        return plain
+    for kind in type(cause).__mro__:
+        if kind is Exception or not issubclass(kind, Exception):
+            break
+        both = _subclass_for(kind)
+        if both is None:
+            continue
         try:
-            both = type(
-                "ProcessingError",
-                (ProcessingError, kind),
-                {
-                    "__module__": "streamspark.exceptions",
-                    "__qualname__": "ProcessingError",
-                    "__str__": _processing_error_str,
-                    "__reduce__": _processing_error_reduce,
-                    "__doc__": ProcessingError.__doc__,
-                },
-            )
-        except TypeError:  # a class whose instances are laid out apart from ProcessingError's
-            both = ProcessingError
-        _ALSO[kind] = both
-    try:
-        made = both(message, topic=topic, partition=partition, offset=offset, stage=stage)
-    except Exception:  # the cause's class wants other constructor arguments
-        return plain()
-    assert isinstance(made, ProcessingError)
-    return made
+            made: Any = both.__new__(both, message)
+            BaseException.__init__(made, message)
+            if isinstance(cause, OSError):
+                for name in ("errno", "strerror", "filename", "filename2"):
+                    setattr(made, name, getattr(cause, name))
+            made.__dict__.update(vars(cause))
+            made.__dict__.update(vars(plain))  # topic, partition, offset, stage
+        except Exception:  # a __new__ of the cause's class that wants other arguments
+            continue
+        assert isinstance(made, ProcessingError)
+        return made
+    return plain
 
 
 # Shown (tracebacks, reprs) and pickled under the package path the documentation uses.

@@ -45,6 +45,19 @@ def test_an_exception_the_driver_cannot_rebuild_travels_as_text():
     assert "_NeedsTwoArgs" in error.traceback
 
 
+def test_an_exception_class_of_the_program_comes_back_as_itself():
+    """A class no worker can import (defined in the program's script, sent to Spark's workers
+    by value) travels with cloudpickle and is the same class on the driver, so
+    ``except TheirError:`` around ``app.run()`` catches it."""
+
+    class TheirError(Exception):
+        pass
+
+    error = TaskError.of(TheirError("boom"), Stage.PROCESSING, "t", 0, 1)
+    cause = error.cause()
+    assert type(cause) is TheirError and str(cause) == "boom"
+
+
 def test_stages_compare_as_their_words():
     assert Stage.GROUP_BY == "group_by" and str(Stage.STATE) == "state"
     with pytest.raises(ValueError):
