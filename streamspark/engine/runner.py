@@ -290,8 +290,6 @@ class QueryRunner:
         fused = FUSED_SOURCE.name in plan.strategies
         fused_group_by = FUSED_GROUP_BY.name in plan.strategies
         limited = bool(limits.timeout or limits.count)
-        if limits.count:
-            self._count_budget = CountBudget(limits.count)
         cap = self.max_records_per_partition or records_per_partition(plan, fused, limited, commit_every=self.commit_every)
         # a cap the application sets is the only bound; the defaults bound a held micro-batch in all
         budget = 0 if self.max_records_per_partition else records_per_batch(plan, fused, limited)
@@ -369,12 +367,16 @@ class QueryRunner:
 
     def run(self, limits: RunLimits) -> None:
         """Start the query and block until a stop condition, a stop request or a failure."""
+        if limits.count:
+            self._count_budget = CountBudget(limits.count)
         try:
-            query = self.start(limits)
-        except BaseException:
+            self._run(limits)
+        finally:
             if self._count_budget is not None:
                 self._count_budget.close()
-            raise
+
+    def _run(self, limits: RunLimits) -> None:
+        query = self.start(limits)
         started = time.monotonic()
         release_planners = RELEASE_PLANNERS.name in self.plan.strategies
         try:
@@ -423,8 +425,6 @@ class QueryRunner:
         finally:
             self._shutdown(query)
             self.lag_monitor.close()
-            if self._count_budget is not None:
-                self._count_budget.close()
         # a failure inside a micro-batch surfaces as the user's error, not Spark's wrapper
         if self._failure is not None:
             raise self._failure

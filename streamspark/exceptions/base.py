@@ -67,6 +67,12 @@ def _rebuild_processing_error(
     both = _subclass_for(kind) if kind is not None else None
     if both is None:
         return ProcessingError(message, topic=topic, partition=partition, offset=offset, stage=stage)
+    return _bare(both, message)
+
+
+def _bare(both: type, message: str) -> ProcessingError:
+    """An instance of a class made by :func:`_subclass_for`, without running the cause's
+    class's constructor (its attributes are set by the caller)."""
     made: Any = both.__new__(both, message)
     BaseException.__init__(made, message)
     assert isinstance(made, ProcessingError)
@@ -159,8 +165,7 @@ def processing_error(
         if both is None:
             continue
         try:
-            made: Any = both.__new__(both, message)
-            BaseException.__init__(made, message)
+            made = _bare(both, message)
             if isinstance(cause, OSError):
                 for name in ("errno", "strerror", "filename", "filename2"):
                     setattr(made, name, getattr(cause, name))
@@ -168,7 +173,6 @@ def processing_error(
             made.__dict__.update(vars(plain))  # topic, partition, offset, stage
         except Exception:  # a __new__ of the cause's class that wants other arguments
             continue
-        assert isinstance(made, ProcessingError)
         return made
     return plain
 
