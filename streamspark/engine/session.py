@@ -17,6 +17,7 @@ from . import local_file_system, rocksdb_library
 from .jvm_archive import java_options
 from .local_file_system import DIST_CLASS_PATH, FILE_SYSTEM_CLASS, FILE_SYSTEM_SETTING, class_path_with
 from .masters import default_master, is_local_master, running_session, submitted_conf
+from .driver_preload import DriverPreload
 from .planner_processes import skip_data_source_lookup
 
 __all__ = (
@@ -133,6 +134,8 @@ def get_spark(
         class_path = os.environ.get(DIST_CLASS_PATH)
         if fs_jar is not None:  # on the class path of the JVM started here, for it alone
             os.environ[DIST_CLASS_PATH] = class_path_with(fs_jar, class_path)
+        # pandas, pyarrow and the lookup of data source packages while the JVM starts
+        preload = DriverPreload()
         try:
             spark = builder.getOrCreate()
         finally:
@@ -145,7 +148,7 @@ def get_spark(
             leave_sigterm_to_python(spark)
         spark.sparkContext.setLogLevel("ERROR")
         quiet_accumulator_server(spark.sparkContext)
-        skip_data_source_lookup(spark)
+        skip_data_source_lookup(spark, installed=preload.packages_installed())
         py_files_for_streaming_sources(spark)
         if spark.sparkContext.uiWebUrl:
             logger.info("Spark UI: %s", spark.sparkContext.uiWebUrl)
