@@ -120,6 +120,8 @@ class SourceProcess:
         self._failure: Optional[dict[str, Any]] = None
         self._eof = False
         self._killed = False
+        #: whether the process got as far as running our code (past importing the main module)
+        self._entered = False
 
     def __repr__(self) -> str:
         return f"<SourceProcess {self.name!r} pid={self.pid} exitcode={self.exitcode}>"
@@ -193,7 +195,9 @@ class SourceProcess:
         try:
             while reader.poll():
                 message = reader.recv()
-                if isinstance(message, dict) and self._failure is None:
+                if message == _ENTERED:
+                    self._entered = True
+                elif isinstance(message, dict) and self._failure is None:
                     self._failure = message
         except (EOFError, OSError):
             self._eof = True
@@ -229,6 +233,16 @@ class SourceProcess:
         if self._killed:
             raise SourceException(
                 f"it did not stop within its shutdown_timeout ({self.shutdown_timeout}s) and was killed",
+                source_name=self.name,
+                pid=self.pid,
+                exitcode=code,
+            )
+        if code is not None and code > 0 and not self._entered:
+            raise SourceException(
+                f"its process failed (exit code {code}) before the source could run, while importing the "
+                "program's main module (its error is in the program's error output): source processes are "
+                "spawned, and a spawned process imports the main module again; run the application under "
+                '`if __name__ == "__main__":`',
                 source_name=self.name,
                 pid=self.pid,
                 exitcode=code,
@@ -446,10 +460,18 @@ class SourceManager:
 # --- in the source's process ---------------------------------------------------------------
 
 
+#: what a source's process sends first, once it has imported the program's main module
+_ENTERED = "entered"
+
+
 def _process_main(payload: bytes, loglevel: Union[int, LogLevel], conn: Connection) -> None:
     """What a spawned source process runs: rebuild the :class:`SourceProcess` and run it."""
     configure_logging(loglevel, pid=True)
     try:
+        try:  # the process got past importing the program's main module
+            conn.send(_ENTERED)
+        except Exception:  # the parent is gone: nobody to tell
+            pass
         try:
             process: SourceProcess = pickle.loads(payload)
         except BaseException as exc:  # e.g. the source's class cannot be imported here

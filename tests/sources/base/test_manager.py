@@ -250,3 +250,61 @@ def test_a_source_stops_when_its_application_is_killed(broker, kafka, tmp_path):
         assert process_gone(child)
     finally:
         app.kill()
+
+
+UNGUARDED = """
+import sys, time
+from streamspark.models.topics import Topic
+from streamspark.sources import SourceException, SourceManager
+from tests.sources.base.test_manager import Counting
+
+# no `if __name__ == "__main__":`: the spawned source process runs this again while importing
+# the main module, and Python refuses to start a process from there
+manager = SourceManager()
+manager.register(Counting("unguarded", 3), Topic(sys.argv[2]), {"bootstrap.servers": sys.argv[1]},
+                 consumer_group="g", loglevel="WARNING")
+manager.start()
+process = manager.processes[0]
+process.join(60)
+try:
+    process.raise_for_error()
+except SourceException as exc:
+    print("ERROR", exc, flush=True)
+else:
+    print("NO ERROR", process.exitcode, flush=True)
+"""
+
+
+def test_a_script_without_the_main_guard_is_told_to_add_it(broker, kafka, tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED)
+    done = subprocess.run(
+        [sys.executable, str(script), broker.address, kafka.new_topic()],
+        capture_output=True,
+        text=True,
+        cwd=os.getcwd(),
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        timeout=120,
+    )
+    # the parent's own line (the child's attempt fails before it prints anything)
+    line = next(line for line in done.stdout.splitlines() if line.startswith("ERROR"))
+    assert "before the source could run" in line and 'if __name__ == "__main__":' in line
+    assert "bootstrapping phase" in done.stderr  # Python's own error, from the source's process
+
+
+class ExitsSilently(Source):
+    """Ends its process with exit code 1 without raising (nothing to report)."""
+
+    def run(self) -> None:
+        os._exit(1)
+
+
+def test_a_source_that_exits_once_running_is_not_blamed_on_the_main_guard(sources, kafka):
+    manager = sources.start(ExitsSilently("exits-silently"), Topic(kafka.new_topic()))
+    with pytest.raises(SourceException) as info:
+        sources.wait(manager)
+    assert info.value.exitcode == 1
+    assert "ended without reporting an error" in str(info.value) and "__main__" not in str(info.value)
