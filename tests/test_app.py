@@ -170,6 +170,25 @@ def test_run_count_writes_count_outputs_to_the_topic(make_app, kafka):
     assert sum(kafka.committed("count-group", src_name).values()) == 5
 
 
+def test_run_count_counts_the_outputs_of_every_branch(make_app, kafka):
+    """As Quix Streams: a dataframe split into two branches gives two outputs per record, and
+    ``count=10`` stops after 10 outputs in all, 5 on each branch's topic, 5 records committed."""
+    src_name, out_a, out_b = kafka.new_topic(partitions=2), kafka.new_topic(), kafka.new_topic()
+    kafka.produce(
+        src_name,
+        [{"value": json.dumps({"x": i}).encode(), "key": f"k{i % 4}".encode(), "partition": i % 2} for i in range(60)],
+    )
+    app = make_app(consumer_group="branches-count-group")
+    sdf = app.dataframe(app.topic(src_name))
+    sdf.apply(lambda v: {**v, "branch": "a"}).to_topic(app.topic(out_a))
+    sdf.apply(lambda v: {**v, "branch": "b"}).to_topic(app.topic(out_b))
+    rows = app.run(count=10, timeout=60)
+    assert len(rows) == 10 and sorted(r["branch"] for r in rows) == ["a"] * 5 + ["b"] * 5
+    assert len(kafka.consume(out_a, expected=6, timeout=5)) == 5
+    assert len(kafka.consume(out_b, expected=6, timeout=5)) == 5
+    assert sum(kafka.committed("branches-count-group", src_name).values()) == 5
+
+
 def test_run_count_reads_more_while_records_give_no_output(make_app, kafka):
     """A filter that drops the first records: the run reads on until it has its outputs."""
     src_name = kafka.new_topic()

@@ -6,7 +6,7 @@ import dataclasses
 import functools
 from typing import Any, Callable, Optional
 
-from ..core.stream.nodes import GroupByNode, MergeNode, SinkNode, StreamNode, WindowNode
+from ..core.stream.nodes import GroupByNode, MergeIntoNode, MergeNode, SinkNode, StreamNode, WindowNode
 from ..models.topics.topic import Topic
 
 __all__ = ("PipelinePlan",)
@@ -148,8 +148,26 @@ class PipelinePlan:
     def sink_nodes(self) -> list[SinkNode]:
         return [node for node in self.nodes() if isinstance(node, SinkNode)]
 
+    def outputs_per_record(self) -> int:
+        """The most outputs one input record can give, counting one per branch end it reaches
+        (what ``app.run(count=N)`` counts): 1 for a single branch, 2 for a dataframe that
+        splits into two branches. An ``expand`` or a window can give more or fewer; a filter
+        fewer. Used for the first record budget of a run with ``count``.
+        """
+        return max((_branch_ends(root) for root in self.roots.values()), default=1)
+
     def window_nodes(self) -> list[WindowNode]:
         return [node for node in self.nodes() if isinstance(node, WindowNode)]
+
+
+def _branch_ends(node: StreamNode) -> int:
+    """How many branch ends a record entering ``node`` reaches (a merged stream continues
+    below its merge node)."""
+    if isinstance(node, MergeIntoNode):
+        node = node.target
+    if not node.children:
+        return 1
+    return sum(_branch_ends(child) for child in node.children)
 
 
 def _after_group_by(node: StreamNode) -> bool:

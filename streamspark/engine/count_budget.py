@@ -4,12 +4,14 @@ Quix Streams processes a message at a time and stops after exactly N outputs; a 
 produces all the outputs of the records it read. So while a run has a ``count``, the driver
 tells the Kafka source (whose planning runs in another process on the driver's host) how many
 records the next micro-batch may take, through a small file: the outputs still missing, over
-the outputs per input record seen so far (one per record before any output). A pipeline whose
+the outputs per input record seen so far (before any output, one per branch end). A pipeline whose
 records give one output each then stops after exactly N outputs; one that drops records reads a
 little more each time (it can overshoot by the outputs of the last micro-batch's extra
-records); while none has given an output (windows), each budget is four times the last. A
-pipeline with several outputs per record (``expand``, several output branches) can write up to
-that many times N from its first micro-batch. A micro-batch once planned is never re-planned from the file
+records); while none has given an output (windows), each budget is four times the last. The
+first budget counts the branch ends a record reaches (``PipelinePlan.outputs_per_record``): a
+dataframe split into two branches reads N/2 records first, and writes N outputs, as Quix
+Streams does. An ``expand`` giving several outputs per record can still write up to that many
+times N from its first micro-batch. A micro-batch once planned is never re-planned from the file
 (Spark's offset log fixes its ranges), so a replay after a crash is unchanged.
 
 >>> budget = CountBudget(10)
@@ -23,6 +25,10 @@ that many times N from its first micro-batch. A micro-batch once planned is neve
 20
 >>> budget.close(); read_budget(budget.path) is None
 True
+>>> two_branches = CountBudget(10, outputs_per_record=2)  # two outputs a record at first
+>>> read_budget(two_branches.path)
+5
+>>> two_branches.close()
 """
 
 from __future__ import annotations
@@ -73,12 +79,12 @@ def next_budget(count: int, inputs: int, outputs: int, last: int) -> int:
 class CountBudget:
     """The driver's side: the budget file of one run with ``count`` (a temporary folder of its own)."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, outputs_per_record: int = 1) -> None:
         self.count = count
         self._folder = tempfile.mkdtemp(prefix="streamspark-count-")
         self.path = os.path.join(self._folder, "budget")
-        self._last = count
-        self._write(count)
+        self._last = max(1, math.ceil(count / max(1, outputs_per_record)))
+        self._write(self._last)
 
     def _write(self, budget: int) -> None:
         tmp = self.path + ".tmp"

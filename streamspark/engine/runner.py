@@ -368,7 +368,7 @@ class QueryRunner:
     def run(self, limits: RunLimits) -> None:
         """Start the query and block until a stop condition, a stop request or a failure."""
         if limits.count:
-            self._count_budget = CountBudget(limits.count)
+            self._count_budget = CountBudget(limits.count, self.plan.outputs_per_record())
         try:
             self._run(limits)
         finally:
