@@ -82,6 +82,10 @@ done
 unset IFS
 PYTHONPATH="$kept"
 export PYTHONPATH
+if [ -n "$STREAMSPARK_FORK_SERVER_SOCKET" ] && [ "$1" = "-m" ]; then
+  # a process forked by streamspark's fork server when it serves this (engine/fork_server.py)
+  exec {prefix}{python} -S -E {client} {python} "$@"
+fi
 exec {prefix}{python} "$@"
 """
 
@@ -130,7 +134,10 @@ def worker_python(python: str) -> str:
     atexit.register(shutil.rmtree, folder, True)
     path = Path(folder, "python")
     prefix = _default_sigterm_prefix()
-    path.write_text(_SCRIPT.format(python=shlex.quote(python), patterns="|".join(shlex.quote(z) for z in zips), prefix=prefix))
+    client = shlex.quote(str(Path(__file__).with_name("_fork_client.py")))
+    path.write_text(
+        _SCRIPT.format(python=shlex.quote(python), patterns="|".join(shlex.quote(z) for z in zips), prefix=prefix, client=client)
+    )
     path.chmod(0o755)
     logger.debug("Spark's Python processes start through %s (dropping %s)", path, zips)
     return str(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import shutil
@@ -18,10 +19,14 @@ from .jvm_archive import java_options
 from .local_file_system import DIST_CLASS_PATH, FILE_SYSTEM_CLASS, FILE_SYSTEM_SETTING, class_path_with
 from .masters import default_master, is_local_master, running_session, submitted_conf
 from .driver_preload import DriverPreload
+from .fork_server import SOCKET_ENV as FORK_SOCKET_ENV
+from .fork_server import ForkServer
+from .fork_server import enabled as fork_server_enabled
 from .planner_processes import skip_data_source_lookup
 
 __all__ = (
     "get_spark",
+    "fork_server",
     "wait_warmup",
     "parallelism",
     "local_cores",
@@ -115,6 +120,7 @@ def get_spark(
             daemon = task_daemon({**submitted, **merged})
             if daemon is not None:
                 merged.setdefault(DAEMON_MODULE, daemon)
+            _start_fork_server(merged, submitted)
         # what spark-submit was given wins over streamspark's defaults, not over the program's own
         merged = {key: value for key, value in merged.items() if key not in submitted or key in user}
         builder = SparkSession.builder.master(master)
@@ -156,6 +162,36 @@ def get_spark(
             spark.dataSource.register(WarmupSource)
             _warmup = start_warmup(spark, parallelism(spark))
         return spark
+
+
+#: the fork server of this process's local session (see :mod:`.fork_server`), when enabled
+_fork_server: Optional[ForkServer] = None
+
+
+def fork_server() -> Optional[ForkServer]:
+    """The fork server Spark's Python processes of this process's local session fork from
+    (``STREAMSPARK_FORK_SERVER=1``, :mod:`.fork_server`), or None."""
+    return _fork_server
+
+
+def _start_fork_server(merged: Mapping[str, Any], submitted: Mapping[str, Any]) -> None:
+    """Start the fork server when ``STREAMSPARK_FORK_SERVER=1`` and Spark's Python processes
+    start through our launcher with our task daemon (the server serves what those run)."""
+    global _fork_server
+    if _fork_server is not None or not fork_server_enabled():
+        return
+    python = os.environ.get("PYSPARK_PYTHON")
+    if not restores_sigterm(python) or merged.get(DAEMON_MODULE) != LOCAL_DAEMON or "spark.pyspark.python" in submitted:
+        logger.debug("The fork server is not used: Spark's Python processes start another way")
+        return
+    try:
+        _fork_server = ForkServer.start(python=str(python))
+    except OSError as exc:
+        logger.warning("The fork server could not start (Spark starts its Python processes itself): %s", exc)
+        return
+    atexit.register(_fork_server.stop)
+    os.environ[FORK_SOCKET_ENV] = _fork_server.socket_path
+    logger.debug("Spark's Python processes fork from %s", _fork_server.folder)
 
 
 def leave_sigterm_to_python(spark: Any) -> bool:

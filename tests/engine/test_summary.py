@@ -71,6 +71,7 @@ def test_stages_compare_as_their_words():
         "streamspark.engine.bucketing",
         "streamspark.engine.count_budget",
         "streamspark.engine.driver_preload",
+        "streamspark.engine.fork_server",
         "streamspark.engine.lag",
         "streamspark.engine.callbacks",
         "streamspark.engine.task_entry",

@@ -1,0 +1,64 @@
+"""The launcher's side of the fork server (:mod:`.fork_server`): run as a script with
+``python -S -E _fork_client.py <python> <args...>`` by the launcher of :mod:`._worker_python`.
+
+It asks the server for a process running ``<args>``, handing it this process's standard
+input, output and error, environment and working directory; then it passes SIGTERM, SIGINT and
+SIGHUP on to that process and exits as it did. When the server is not there or does not serve
+the request, it becomes ``<python> <args...>`` (``exec``), as the launcher would have.
+Standard library only: it runs before any site packages are on the path.
+"""
+
+import json
+import os
+import signal
+import socket
+import sys
+
+
+def _exec(python, args):
+    os.execv(python, [python] + args)
+
+
+def main(argv):
+    python, args = argv[1], argv[2:]
+    path = os.environ.get("STREAMSPARK_FORK_SERVER_SOCKET")
+    if not path or len(args) < 2 or args[0] != "-m" or not os.path.exists(path):
+        _exec(python, args)
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(path)
+        message = json.dumps({"module": args[1], "args": args[2:], "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+        conn.sendall(len(message).to_bytes(4, "big"))
+        socket.send_fds(conn, [message], [0, 1, 2])
+        replies = conn.makefile("rb")
+        first = json.loads(replies.readline() or b"{}")
+    except (OSError, ValueError):
+        _exec(python, args)
+    pid = first.get("pid")
+    if pid is None:  # refused (or the server went away): start the interpreter
+        _exec(python, args)
+
+    def forward(number, frame):
+        try:
+            os.kill(pid, number)
+        except ProcessLookupError:
+            pass
+
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, forward)
+    try:
+        line = replies.readline()
+        status = json.loads(line)["status"] if line else None
+    except (OSError, ValueError, KeyError):
+        status = None
+    if status is None:  # the server went away: the child may still run
+        sys.exit(1)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+    sys.exit(os.WEXITSTATUS(status))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,155 @@
+"""The fork server for Spark's Python processes (engine/fork_server.py, opt-in), against real
+processes: a served process runs as ``python -m`` would, with the launcher's streams,
+environment, arguments and exit; what it cannot serve is started as before."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from streamspark.engine._worker_python import worker_python
+from streamspark.engine.fork_server import SOCKET_ENV, ForkServer, served_children
+
+PROBE = "tests.engine.fork_probe"
+
+
+@pytest.fixture(scope="module")
+def launcher():
+    python = worker_python(sys.executable)
+    if python == sys.executable:
+        pytest.skip("no launcher here (no POSIX shell or no PySpark zips to drop)")
+    return python
+
+
+@pytest.fixture(scope="module")
+def server(launcher):
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    started = ForkServer.start(python=launcher, env=env, modules=(PROBE,))
+    deadline = time.monotonic() + 60
+    while not started.ready() and time.monotonic() < deadline:
+        assert started.process.poll() is None, "the fork server ended"
+        time.sleep(0.05)
+    assert started.ready()
+    yield started
+    started.stop()
+
+
+def launch(launcher, server, *args, cwd=None, **env):
+    environ = {**os.environ, "PYTHONPATH": os.getcwd(), SOCKET_ENV: server.socket_path, "PROBE": "yes", **env}
+    return subprocess.Popen(
+        [launcher, "-m", PROBE, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environ,
+        cwd=cwd or os.getcwd(),
+    )
+
+
+def refused(server) -> list:
+    path = os.path.join(server.folder, "refused")
+    return [json.loads(line) for line in open(path)] if os.path.exists(path) else []
+
+
+def test_a_served_process_runs_the_module_with_the_launchers_streams_and_exit(launcher, server):
+    before = len(refused(server))
+    process = launch(launcher, server, "3", "extra")
+    out, err = process.communicate(b"hello", timeout=60)
+    seen = json.loads(out)
+    assert process.returncode == 3
+    assert seen["argv"] == ["3", "extra"] and seen["name"] == "__main__"
+    assert seen["probe"] == "yes" and seen["stdin"] == "hello" and seen["cwd"] == os.getcwd()
+    assert b"to stderr" in err
+    assert seen["pid"] != process.pid  # forked by the server, not the launcher itself
+    assert len(refused(server)) == before
+
+
+def test_the_launcher_passes_sigterm_on_and_exits_as_the_process_did(launcher, server):
+    process = launch(launcher, server, "wait")
+    seen = json.loads(process.stdout.readline())
+    assert served_children(server.folder)[seen["pid"]] == [PROBE, "wait"]
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(30) == -signal.SIGTERM
+    deadline = time.monotonic() + 10
+    while seen["pid"] in served_children(server.folder) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert seen["pid"] not in served_children(server.folder)  # reaped by the server
+
+
+def test_what_the_server_cannot_serve_exactly_starts_as_before(launcher, server, tmp_path):
+    # another working directory: the module path (sys.path[0]) would differ
+    process = launch(launcher, server, "0", cwd=str(tmp_path), PYTHONPATH=os.getcwd())
+    out, _ = process.communicate(b"", timeout=60)
+    seen = json.loads(out)
+    assert process.returncode == 0 and seen["pid"] == process.pid  # the launcher became Python
+    assert refused(server)[-1] == [PROBE, "another working directory"]
+    # another hash seed
+    process = launch(launcher, server, "0", PYTHONHASHSEED="123")
+    out, _ = process.communicate(b"", timeout=60)
+    assert json.loads(out)["pid"] == process.pid
+    assert refused(server)[-1] == [PROBE, "another PYTHONHASHSEED"]
+
+
+def test_without_a_server_the_launcher_starts_python(launcher, tmp_path):
+    gone = ForkServer(subprocess.Popen(["true"]), str(tmp_path))  # nothing listens there
+    process = launch(launcher, gone, "5")
+    out, _ = process.communicate(b"x", timeout=60)
+    assert process.returncode == 5 and json.loads(out)["pid"] == process.pid
+
+
+def test_the_server_ends_when_its_program_goes_away(launcher):
+    started = ForkServer.start(python=launcher, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        started.process.stdin.close()  # as when the program that started it ends
+        assert started.process.wait(60) == 0
+    finally:
+        started.stop()
+
+
+APP = """
+import json, sys
+from streamspark import Application
+from streamspark.engine.session import fork_server
+from streamspark.engine.fork_server import served_children
+
+if __name__ == "__main__":
+    app = Application(broker_address=sys.argv[1], consumer_group="fork-server-e2e", auto_offset_reset="earliest")
+    sdf = app.dataframe(app.topic(sys.argv[2]))
+    sdf = sdf.apply(lambda v: {"i": v["i"], "double": v["i"] * 2})
+    sdf.to_topic(app.topic(sys.argv[3]))
+    rows = app.run(count=20, timeout=120)
+    server = fork_server()
+    print(json.dumps({
+        "rows": rows,
+        "served": sorted({argv[0] for argv in served_children(server.folder).values()}) if server else None,
+    }), flush=True)
+"""
+
+
+def test_a_program_runs_with_spark_processes_forked_by_the_server(kafka, tmp_path):
+    """End to end: with ``STREAMSPARK_FORK_SERVER=1`` a program's Spark processes (the task
+    daemon, the planners) fork from the server, and its outputs are those of the plain path."""
+    src, out = kafka.new_topic(partitions=2), kafka.new_topic()
+    kafka.produce(src, [{"value": json.dumps({"i": i}).encode(), "partition": i % 2} for i in range(20)])
+    script = tmp_path / "app.py"
+    script.write_text(APP)
+    done = subprocess.run(
+        [sys.executable, str(script), kafka.address, src, out],
+        capture_output=True,
+        text=True,
+        cwd=str(tmp_path),
+        env={**os.environ, "STREAMSPARK_FORK_SERVER": "1", "PYTHONPATH": os.getcwd()},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(r["i"] for r in result["rows"]) == list(range(20))
+    assert all(r["double"] == 2 * r["i"] for r in result["rows"])
+    assert sorted(json.loads(m.value())["i"] for m in kafka.consume(out, expected=20)) == list(range(20))
+    assert "streamspark.engine._daemon" in result["served"]  # the task daemon came from the server
