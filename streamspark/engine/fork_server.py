@@ -279,12 +279,17 @@ def serve(folder: str, extra: tuple[str, ...] = ()) -> None:
                     conn.close()
         if listener in ready:
             conn, _ = listener.accept()
+            fds: list[int] = []
             try:
+                conn.settimeout(10)  # a launcher that stops half-way does not hold the server
                 size = int.from_bytes(_recv_exact(conn, 4), "big")
                 message, fds, _, _ = socket.recv_fds(conn, size, 3)
                 message += _recv_exact(conn, size - len(message))
                 request = json.loads(message)
+                conn.settimeout(None)
             except Exception:
+                for fd in fds:
+                    os.close(fd)
                 conn.close()
                 continue
             reason = _refusal(request, served) if len(fds) == 3 else "no standard streams"

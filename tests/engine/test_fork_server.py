@@ -96,6 +96,19 @@ def test_what_the_server_cannot_serve_exactly_starts_as_before(launcher, server,
     assert refused(server)[-1] == [PROBE, "another PYTHONHASHSEED"]
 
 
+def test_a_launcher_that_stops_half_way_does_not_hold_the_server(launcher, server):
+    import socket
+
+    stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stuck.connect(server.socket_path)  # connects, then sends nothing
+    try:
+        process = launch(launcher, server, "0")
+        out, _ = process.communicate(b"", timeout=60)
+        assert process.returncode == 0 and json.loads(out)["pid"] != process.pid  # served after all
+    finally:
+        stuck.close()
+
+
 def test_without_a_server_the_launcher_starts_python(launcher, tmp_path):
     gone = ForkServer(subprocess.Popen(["true"]), str(tmp_path))  # nothing listens there
     process = launch(launcher, gone, "5")
