@@ -181,7 +181,8 @@ def _start_fork_server(merged: Mapping[str, Any], submitted: Mapping[str, Any]) 
     if _fork_server is not None or not fork_server_enabled():
         return
     python = os.environ.get("PYSPARK_PYTHON")
-    if not restores_sigterm(python) or merged.get(DAEMON_MODULE) != LOCAL_DAEMON or "spark.pyspark.python" in submitted:
+    chosen = "spark.pyspark.python" in merged or "spark.pyspark.python" in submitted
+    if chosen or not restores_sigterm(python) or merged.get(DAEMON_MODULE) != LOCAL_DAEMON:
         logger.debug("The fork server is not used: Spark's Python processes start another way")
         return
     try:
