@@ -29,7 +29,6 @@ Example (what :mod:`.session` does when it is enabled)::
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import os
 import runpy
@@ -57,18 +56,11 @@ SERVED_MODULES = (
     "pyspark.sql.streaming.python_streaming_source_runner",
     "streamspark.engine._daemon",
 )
-#: imported by the server besides :data:`SERVED_MODULES` (what their processes import next)
+#: imported by the server besides :data:`SERVED_MODULES` and what the task daemon preloads
+#: (:data:`._daemon.PRELOADED`): what the planners' forked processes import next
 PRELOADED = (
     "pyspark.sql.worker.create_data_source",
     "pyspark.sql.worker.plan_data_source_read",
-    "pyspark.worker",
-    "pandas",
-    "pyarrow",
-    "streamspark.engine.task_entry",
-    "streamspark.engine._kafka_source",
-    "streamspark.state.store",
-    "streamspark.engine._plan",
-    "streamspark.dataframe.exceptions",
 )
 #: the environment variables that must match the server's for a request to be served
 SAME_ENV = ("PYTHONPATH", "PYTHONHASHSEED", "PYTHONSAFEPATH", "PYTHONOPTIMIZE", "PYTHONNOUSERSITE")
@@ -226,17 +218,12 @@ def _run_child(request: dict[str, Any], fds: list[int]) -> None:
 def serve(folder: str, extra: tuple[str, ...] = ()) -> None:
     """The server's loop: import, listen, fork a child per request, report its end."""
     served = SERVED_MODULES + extra
-    for name in served + PRELOADED:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # served processes import it themselves
-            print(f"streamspark fork server: not preloading {name}: {exc}", file=sys.stderr)
-    try:
-        import pyarrow
+    from streamspark.engine._daemon import preload
 
-        pyarrow.array([0])  # loads pyarrow's pandas shim, as the task daemon does
-    except Exception:
-        pass
+    # what the task daemon imports before it forks (its list, pyarrow's pandas shim and
+    # numpy's reseeding in forked processes), then the served modules and the planners'
+    preload()
+    preload(served + PRELOADED)
     children_dir = os.path.join(folder, "children")
     path = os.path.join(folder, "socket")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
