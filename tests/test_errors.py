@@ -141,6 +141,51 @@ def _small_topic(kafka, max_bytes: int = 100) -> str:
     return name
 
 
+@pytest.mark.parametrize("failure", ["serializer", "produce"])
+def test_an_output_error_goes_to_on_producer_error_then_to_its_records_on_processing_error(make_app, kafka, failure):
+    """As the reference: an output that cannot be serialized (a set in a JSON value) or
+    produced (``set_timestamp`` returning a float) is given to ``on_producer_error`` with the
+    output; when that does not skip it, the record's ``on_processing_error`` gets the same
+    error with the input record, and may skip the record."""
+    src, out = kafka.new_topic(), kafka.new_topic()
+    kafka.produce(src, json_messages([{"i": i} for i in range(4)]))
+    calls: list[tuple[str, str, object]] = []
+
+    def on_producer_error(exc, row, logger):
+        calls.append(("producer", type(exc).__name__, repr(row.value)))
+        return False
+
+    def on_processing_error(exc, row, logger):
+        calls.append(("processing", type(exc).__name__, repr(row.value)))
+        return True
+
+    app = make_app(on_producer_error=on_producer_error, on_processing_error=on_processing_error)
+    sdf = app.dataframe(app.topic(src))
+    if failure == "serializer":
+        sdf = sdf.apply(lambda v: {"i": {1, 2}} if v["i"] == 1 else v)
+        expected = [("producer", "SerializationError", "{'i': {1, 2}}"), ("processing", "SerializationError", "{'i': 1}")]
+    else:
+        sdf = sdf.set_timestamp(lambda v, k, t, h: t + 0.5 if v["i"] == 1 else t)
+        expected = [("producer", "TypeError", "{'i': 1}"), ("processing", "TypeError", "{'i': 1}")]
+    sdf.to_topic(app.topic(out))
+    app.run(count=3, timeout=60)
+    assert calls == expected
+    assert sorted(json.loads(m.value())["i"] for m in kafka.consume(out, expected=3)) == [0, 2, 3]
+
+
+def test_an_output_error_no_callback_skips_stops_the_run_as_the_producers(make_app, kafka):
+    src, out = kafka.new_topic(), kafka.new_topic()
+    kafka.produce(src, json_messages([{"i": 0}, {"i": 1}]))
+    processing: list[str] = []
+    app = make_app(on_processing_error=lambda exc, row, logger: processing.append(type(exc).__name__) or False)
+    app.dataframe(app.topic(src)).set_timestamp(lambda v, k, t, h: t + 0.5 if v["i"] == 1 else t).to_topic(app.topic(out))
+    with pytest.raises(ProcessingError, match="producer failed .* offset=1") as info:
+        app.run(count=2, timeout=60)
+    assert (info.value.stage, info.value.offset) == ("producer", 1)
+    assert isinstance(info.value, TypeError)  # the cause's type leaves run(), as in the reference
+    assert processing == ["TypeError"]
+
+
 def test_rejected_delivery_stops_the_batch_naming_the_output_topic(make_app, kafka):
     from streamspark.kafka.exceptions import KafkaProducerDeliveryError
 

@@ -31,6 +31,8 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
+from .allocators import arrow_pool_line
+
 __all__ = ("worker_python", "shadowing_zips", "restores_sigterm")
 
 logger = logging.getLogger(__name__)
@@ -69,7 +71,8 @@ def shadowing_zips() -> list[str]:
 _SCRIPT = """#!/bin/sh
 # Written by streamspark: runs {python} without Spark's zipped copies of installed packages
 # on PYTHONPATH (Python caches no bytecode for modules imported from a zip), with SIGTERM's
-# default action (the JVM that starts it may ignore SIGTERM, see engine/session.py).
+# default action (the JVM that starts it may ignore SIGTERM, see engine/session.py) and
+# pyarrow's pool of engine/allocators.py.
 set -f
 kept=""
 IFS=:
@@ -82,6 +85,7 @@ done
 unset IFS
 PYTHONPATH="$kept"
 export PYTHONPATH
+{arrow_pool}
 if [ -n "$STREAMSPARK_FORK_SERVER_SOCKET" ] && [ "$1" = "-m" ]; then
   # a process forked by streamspark's fork server when it serves this (engine/fork_server.py)
   exec {prefix}{python} -S -E {client} {python} "$@"
@@ -136,7 +140,13 @@ def worker_python(python: str) -> str:
     prefix = _default_sigterm_prefix()
     client = shlex.quote(str(Path(__file__).with_name("_fork_client.py")))
     path.write_text(
-        _SCRIPT.format(python=shlex.quote(python), patterns="|".join(shlex.quote(z) for z in zips), prefix=prefix, client=client)
+        _SCRIPT.format(
+            python=shlex.quote(python),
+            patterns="|".join(shlex.quote(z) for z in zips),
+            prefix=prefix,
+            client=client,
+            arrow_pool=arrow_pool_line(os.environ),
+        )
     )
     path.chmod(0o755)
     logger.debug("Spark's Python processes start through %s (dropping %s)", path, zips)

@@ -13,7 +13,7 @@ import logging
 import pickle
 import time
 from collections.abc import Mapping
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from ..context import set_message_context
 from ..models.messagecontext import MessageContext
@@ -81,11 +81,18 @@ class Emitter:
         #: records whose output's producer error ``on_processing_error`` skipped while kept
         #: outputs were sent (``flush_pending``; otherwise the task counts them)
         self.skipped = 0
+        #: the last error of an output that ``on_producer_error`` did not skip (see :meth:`stage_of`)
+        self.producer_error: Optional[BaseException] = None
         #: the ``topic_sender`` of each output topic (by object id)
         self._senders: dict[int, Callable[[Any, Any, int, Any], None]] = {}
         #: outputs waiting for their values to be encoded at once (``avro-output-chunks``), and
         #: what sends them: ``flush_pending`` empties them
         self._pending: list[tuple[Callable[[], None], list[tuple[Any, ...]]]] = []
+
+    def stage_of(self, exc: BaseException) -> Stage:
+        """The stage an error raised while running a record's steps belongs to: the producer's
+        when it is the error of an output ``on_producer_error`` did not skip, else processing."""
+        return Stage.PRODUCER if exc is self.producer_error else Stage.PROCESSING
 
     def _fail(self, exc: BaseException, stage: Stage) -> TaskFailure:
         return TaskFailure(exc, stage, self.ctx.topic, self.ctx.partition, self.ctx.offset)
@@ -96,8 +103,11 @@ class Emitter:
     def topic_sender(self, topic: Any) -> Callable[[Any, Any, int, Any], None]:
         """``send(value, key, timestamp, headers)`` to ``topic``, made once per topic (compiled
         pipelines call it once per output record): serializes with the topic's serializers,
-        hands a serialization error to ``on_producer_error``, produces (waiting while the local
-        queue is full) and, in exactly-once mode, inside this unit's transaction."""
+        produces (waiting while the local queue is full) and, in exactly-once mode, inside this
+        unit's transaction. An output that cannot be serialized or produced goes to
+        ``on_producer_error``; unless that skips it, the error is raised on to the step that
+        sent it, where its record's ``on_processing_error`` gets it, as in the reference
+        (:meth:`stage_of` then names the producer)."""
         send = self._senders.get(id(topic))
         if send is None:
             send = self._senders[id(topic)] = self._new_sender(topic)
@@ -128,13 +138,19 @@ class Emitter:
         def serialize_and_deliver(value: Any, key: Any, timestamp: int, headers: Any, ctx: MessageContext) -> None:
             try:
                 skey, svalue, out_headers = serialize(key, value, headers)
+                deliver(skey, svalue, out_headers, timestamp)
             except Exception as exc:
-                if not skip_on_error(
-                    on_error, exc, Row(value, key, timestamp, ctx, headers), Stage.PRODUCER, ctx.topic, ctx.partition, ctx.offset
-                ):
-                    raise TaskFailure(exc, Stage.PRODUCER, ctx.topic, ctx.partition, ctx.offset) from exc
+                refused(exc, Row(value, key, timestamp, ctx, headers))
+
+        def refused(exc: Exception, row: Row) -> None:
+            """An output that could not be serialized or produced: skipped when
+            ``on_producer_error`` says so, else raised on for its record's
+            ``on_processing_error`` (as the reference does), marked as the producer's."""
+            ctx = row.context
+            if skip_on_error(on_error, exc, row, Stage.PRODUCER, ctx.topic, ctx.partition, ctx.offset):
                 return
-            deliver(skey, svalue, out_headers, timestamp)
+            self.producer_error = exc
+            raise exc
 
         encoder = topic.chunk_value_encoder() if AVRO_OUTPUT_CHUNKS.name in self.plan.strategies else None
         if encoder is None:
@@ -156,9 +172,9 @@ class Emitter:
             record, as ``send`` would have, when the encoder refuses the chunk).
 
             Each output's errors are its own record's, as on the plain path: a value that
-            cannot be serialized goes to ``on_producer_error``, an error of the producer to
-            ``on_processing_error`` (both under the record's message context); the outputs after
-            a skipped one are still produced."""
+            cannot be serialized or produced goes to ``on_producer_error``, then, unless it
+            skips it, to ``on_processing_error`` (both under the record's message context); the
+            outputs after a skipped one are still produced."""
             taken = pending.copy()
             pending.clear()
             try:
@@ -170,7 +186,11 @@ class Emitter:
                 value, key, timestamp, headers, ctx = item
                 try:
                     if encoded is not None and (key is None or key.__class__ is bytes or key.__class__ is str):
-                        deliver(key, encoded[i], headers or [], timestamp)
+                        try:
+                            deliver(key, encoded[i], headers or [], timestamp)
+                        except Exception as exc:
+                            set_message_context(ctx)
+                            refused(exc, Row(value, key, timestamp, ctx, headers))
                     else:  # refused by the encoder, or a key the bytes serializer converts (or refuses)
                         set_message_context(ctx)
                         serialize_and_deliver(*item)
@@ -179,8 +199,9 @@ class Emitter:
                 except Exception as exc:
                     set_message_context(ctx)
                     row = Row(value, key, timestamp, ctx, headers)
-                    if not skip_on_error(on_processing_error, exc, row, Stage.PROCESSING, ctx.topic, ctx.partition, ctx.offset):
-                        raise TaskFailure(exc, Stage.PROCESSING, ctx.topic, ctx.partition, ctx.offset) from exc
+                    stage = self.stage_of(exc)
+                    if not skip_on_error(on_processing_error, exc, row, stage, ctx.topic, ctx.partition, ctx.offset):
+                        raise TaskFailure(exc, stage, ctx.topic, ctx.partition, ctx.offset) from exc
                     self.skipped += 1
 
         self._pending.append((send_pending, pending))

@@ -291,16 +291,10 @@ class TaskProcessor:
         except TaskFailure:
             raise
         except Exception as exc:
-            if not skip_on_error(
-                self.plan.on_processing_error,
-                exc,
-                Row(value, key, timestamp, ctx, headers),
-                Stage.PROCESSING,
-                ctx.topic,
-                ctx.partition,
-                ctx.offset,
-            ):
-                raise TaskFailure(exc, Stage.PROCESSING, ctx.topic, ctx.partition, ctx.offset) from exc
+            stage = self.emitter.stage_of(exc)  # type: ignore[union-attr]
+            row = Row(value, key, timestamp, ctx, headers)
+            if not skip_on_error(self.plan.on_processing_error, exc, row, stage, ctx.topic, ctx.partition, ctx.offset):
+                raise TaskFailure(exc, stage, ctx.topic, ctx.partition, ctx.offset) from exc
             self.skipped += 1
 
     def _sink_raw(self, records: list[tuple[Any, ...]], target: RawTarget) -> bool:
@@ -467,7 +461,7 @@ class TaskProcessor:
         except TaskFailure as fatal:
             self.abandon(fatal)
         except Exception as exc:
-            self.abandon(TaskFailure(exc, Stage.PROCESSING, None, None, None))
+            self.abandon(TaskFailure(exc, self.emitter.stage_of(exc), None, None, None))
 
     def _flush_sink(self, node_id: int, sink: BaseSink) -> None:
         """Flush; after ``SinkBackpressureError`` drop, wait ``retry_after`` and feed the same records again."""

@@ -19,6 +19,7 @@ from .jvm_archive import java_options
 from .local_file_system import DIST_CLASS_PATH, FILE_SYSTEM_CLASS, FILE_SYSTEM_SETTING, class_path_with
 from .masters import default_master, is_local_master, running_session, submitted_conf
 from .driver_preload import DriverPreload
+from .allocators import lean_allocator_env
 from .fork_server import SOCKET_ENV as FORK_SOCKET_ENV
 from .fork_server import ForkServer
 from .fork_server import enabled as fork_server_enabled
@@ -82,7 +83,8 @@ def get_spark(
     with ``warmup=False``, for a query that starts right away (it starts the same processes
     itself, and its tasks would queue behind the warm-up's). A JVM it starts on a local master
     gets the start-up settings of :mod:`.jvm_archive`, :mod:`.rocksdb_library` and
-    :mod:`.local_file_system`.
+    :mod:`.local_file_system`, and with the Python processes it starts, the memory allocator
+    settings of :mod:`.allocators`.
     """
     from pyspark.sql import SparkSession
 
@@ -140,11 +142,19 @@ def get_spark(
         class_path = os.environ.get(DIST_CLASS_PATH)
         if fs_jar is not None:  # on the class path of the JVM started here, for it alone
             os.environ[DIST_CLASS_PATH] = class_path_with(fs_jar, class_path)
+        # for the JVM started here and the Python processes it starts, not for this process's
+        # later children (a JVM already running, from spark-submit, keeps its own)
+        allocators = (
+            lean_allocator_env(os.environ) if is_local_master(master) and "PYSPARK_GATEWAY_PORT" not in os.environ else {}
+        )
+        os.environ.update(allocators)
         # pandas, pyarrow and the lookup of data source packages while the JVM starts
         preload = DriverPreload()
         try:
             spark = builder.getOrCreate()
         finally:
+            for name in allocators:
+                os.environ.pop(name, None)
             if fs_jar is not None:
                 if class_path is None:
                     os.environ.pop(DIST_CLASS_PATH, None)

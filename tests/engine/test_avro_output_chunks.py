@@ -197,12 +197,17 @@ def test_values_changed_after_they_were_sent_go_out_as_they_were_sent(app_factor
 @pytest.mark.parametrize("skip", [True, False])
 def test_a_producer_error_of_a_kept_output_is_its_own_records(app_factory, kafka, skip):
     """A message too large for the producer, kept with 5,000 others (so that the kept outputs
-    are sent while a later record runs): ``on_processing_error`` gets it with its own offset,
-    as on the plain path, and the outputs after it are still produced when it is skipped."""
-    seen: list[tuple[str, int]] = []
+    are sent while a later record runs): ``on_producer_error`` then ``on_processing_error`` get
+    it with its own offset, as on the plain path, and the outputs after it are still produced
+    when it is skipped."""
+    seen: list[tuple[str, str, int]] = []
+
+    def on_producer_error(exc: Exception, row: Any, logger: Any) -> bool:
+        seen.append(("producer", type(exc).__name__, row.offset))
+        return False
 
     def on_processing_error(exc: Exception, row: Any, logger: Any) -> bool:
-        seen.append((type(exc).__name__, row.offset))
+        seen.append(("processing", type(exc).__name__, row.offset))
         return skip
 
     values = _inputs(5000, seed=5)
@@ -214,15 +219,16 @@ def test_a_producer_error_of_a_kept_output_is_its_own_records(app_factory, kafka
         [_records(values)],
         expected=4999 if skip else 100,
         on_processing_error=on_processing_error,
+        on_producer_error=on_producer_error,
     )
     (fast, fast_out), (plain, plain_out) = runs
-    assert seen == [("KafkaException", 100)] * 2
+    assert seen == [("producer", "KafkaException", 100), ("processing", "KafkaException", 100)] * 2
     assert fast_out == plain_out
     if skip:
         assert fast.error is None and fast.skipped == plain.skipped == 1
         assert len(fast_out) == 4999
     else:
-        assert (fast.error.stage, fast.error.offset) == (plain.error.stage, plain.error.offset) == ("processing", 100)
+        assert (fast.error.stage, fast.error.offset) == (plain.error.stage, plain.error.offset) == ("producer", 100)
         assert len(fast_out) == 100
 
 

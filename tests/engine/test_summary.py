@@ -68,6 +68,7 @@ def test_stages_compare_as_their_words():
     "name",
     [
         "streamspark.engine.summary",
+        "streamspark.engine.allocators",
         "streamspark.engine.bucketing",
         "streamspark.engine.count_budget",
         "streamspark.engine.driver_preload",

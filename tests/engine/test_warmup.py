@@ -12,10 +12,12 @@ import pytest
 from streamspark.engine._warmup import warmup_enabled
 
 #: a fresh process: start a local session, wait for its warm-up, list the Python daemons
-#: below it (``python -m pyspark.daemon <worker module>``; forked workers share that command line)
+#: below it (``python -m pyspark.daemon <worker module>``; forked workers share that command line,
+#: and the processes of the fork server share the server's: it lists their arguments)
 _CHILD = r"""
 import json, os, sys
-from streamspark.engine.session import get_spark, wait_warmup
+from streamspark.engine.fork_server import served_children
+from streamspark.engine.session import fork_server, get_spark, wait_warmup
 
 get_spark("local[2]")
 done = wait_warmup(120)
@@ -37,11 +39,31 @@ def descendants(root):
             todo.append(child)
     return found
 
+def parent(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+# a process the fork server runs shows the server's command line: the server lists its own
+# children with their arguments, and a daemon's forked workers are found below them
+server = fork_server()
+served = served_children(server.folder) if server is not None else {}
+
+def arguments(pid):
+    ancestor = pid
+    while ancestor > 1:
+        if ancestor in served:
+            return ["-m", *served[ancestor]]
+        ancestor = parent(ancestor)
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read().decode().split("\0")
+
 daemons = []
 for pid in descendants(os.getpid()):
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().decode().split("\0")
+        argv = arguments(pid)
     except OSError:
         continue
     # Spark's own daemon, or streamspark's for task workers (engine/_daemon.py)

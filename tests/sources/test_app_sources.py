@@ -77,13 +77,17 @@ def test_add_source_beside_a_pipeline_and_a_source_only_app(make_app, kafka):
     assert feeder.run() == []
     assert sum(kafka.high_watermarks(src).values()) == 30
     # a pipeline over that topic, with another source running beside it into a third topic
-    side = kafka.new_topic()
+    # that a second dataframe reads: the run's count takes the outputs of both, so it ends
+    # once the side source's records went through as well
+    side, side_out = kafka.new_topic(), kafka.new_topic()
     app = make_app()
     app.add_source(Numbers(f"side-{side}", 5), topic=app.topic(side))
     app.dataframe(app.topic(src)).apply(lambda v: {"n2": v["n"] * 2}).to_topic(app.topic(out))
-    app.run(count=30, timeout=60)
+    app.dataframe(app.topic(side)).apply(lambda v: {"n3": v["n"] * 3}).to_topic(app.topic(side_out))
+    app.run(count=35, timeout=60)
     assert sorted(json.loads(m.value())["n2"] for m in kafka.consume(out, expected=30)) == [2 * i for i in range(30)]
     assert sum(kafka.high_watermarks(side).values()) == 5
+    assert sorted(json.loads(m.value())["n3"] for m in kafka.consume(side_out, expected=5)) == [3 * i for i in range(5)]
 
 
 def test_a_failing_source_stops_the_run_with_source_exception(make_app, kafka):
