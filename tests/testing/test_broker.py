@@ -26,3 +26,12 @@ def test_broker_runs_at_the_requested_priority_and_serves():
 def test_broker_priority_out_of_range_is_refused():
     with pytest.raises(ValueError, match="between 0 and 19"):
         EmbeddedBroker(nice=25)
+
+
+def test_a_server_that_down_does_not_stop_is_ended_when_the_broker_stops():
+    broker = EmbeddedBroker().start()
+    pids = broker.server_pids()
+    assert pids
+    broker._down = lambda timeout: None  # as if `noida-db down` failed
+    broker.stop(timeout=1.0)
+    assert broker.server_pids() == []
