@@ -18,9 +18,9 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterator, Literal, Mapping, Optional, Union
 
-from pydantic import PositiveInt
+from pydantic import PositiveInt, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .dataframe.dataframe import StreamingDataFrame
@@ -136,6 +136,25 @@ class ApplicationConfig(BaseSettings):
         """
         return type(self)(**{**dict(self), **kwargs})
 
+    def as_dict(self, plaintext_secrets: bool = False, include: Optional[Collection[str]] = None) -> dict[str, Any]:
+        """The settings that are set (not None) under dotted names (``consumer_group`` ->
+        ``consumer.group``), as the reference's settings give them; secrets stay masked unless
+        ``plaintext_secrets``.
+
+        :param include: only these fields.
+
+        >>> config = Application(broker_address="localhost:9092", consumer_group="g").config
+        >>> config.as_dict(include={"consumer_group", "commit_interval"})
+        {'consumer.group': 'g', 'commit.interval': 5.0}
+        """
+        dump = self.model_dump(exclude_none=True, include=set(include) if include is not None else None)
+        values: dict[str, Any] = {}
+        for name, value in dump.items():
+            if plaintext_secrets and isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            values[name.replace("_", ".")] = value
+        return values
+
     @property
     def flush_timeout(self) -> float:
         return self.request_timeout
@@ -156,6 +175,11 @@ IGNORED_PARAMETERS: dict[str, str] = {
     "and max_records_per_partition",
     "producer_poll_timeout": "producers are polled by the engine and flushed at the end of every micro-batch",
     "max_partition_buffer_size": "a micro-batch takes at most max_records_per_partition records of a partition",
+    # newer Quix Streams parameters, accepted so that programs written for them run
+    "state_recovery_offset_reset": "state is recovered from the Spark checkpoint under state_dir, not from changelog topics",
+    "broker_availability_timeout": "an unreachable broker stops the run after request_timeout (docs/errors.md)",
+    "auto_recover_from_source_offset_out_of_range": "a committed offset outside what the broker keeps is "
+    "moved to the partition's first (or last) offset",
 }
 _warned_ignored: set[str] = set()
 
@@ -217,6 +241,10 @@ class Application:
         the life of a checkpoint. Default (None): the count the checkpoint was begun with; for
         a new checkpoint 16 per shuffle partition on a local master (32 on 2 cores), else 64
         (docs/state.md).
+    :param state_recovery_offset_reset, broker_availability_timeout,
+        auto_recover_from_source_offset_out_of_range: parameters of newer Quix Streams versions,
+        accepted so that programs written for them run; they have no effect (a warning says what
+        does the same here). ``broker_availability_timeout`` must be >= 0.
     """
 
     def __init__(
@@ -253,6 +281,9 @@ class Application:
         spark_conf: Optional[dict[str, Any]] = None,
         max_records_per_partition: Optional[int] = None,
         state_buckets: Optional[int] = None,
+        state_recovery_offset_reset: Optional[str] = None,
+        broker_availability_timeout: float = 120.0,
+        auto_recover_from_source_offset_out_of_range: bool = True,
     ) -> None:
         configure_logging(loglevel)
         _warn_ignored(
@@ -262,7 +293,12 @@ class Application:
             consumer_poll_timeout=(consumer_poll_timeout, 1.0),
             producer_poll_timeout=(producer_poll_timeout, 0.0),
             max_partition_buffer_size=(max_partition_buffer_size, 10000),
+            state_recovery_offset_reset=(state_recovery_offset_reset, None),
+            broker_availability_timeout=(broker_availability_timeout, 120.0),
+            auto_recover_from_source_offset_out_of_range=(auto_recover_from_source_offset_out_of_range, True),
         )
+        if broker_availability_timeout < 0:
+            raise ValueError(f"broker_availability_timeout must be >= 0, got {broker_availability_timeout}")
         if state_buckets is not None and state_buckets < 1:
             raise ValueError("state_buckets must be >= 1")
         env = _EnvSettings.read()
@@ -276,6 +312,12 @@ class Application:
             logger.warning("broker_address is set: the Quix Cloud settings (quix_sdk_token, Quix__Sdk__Token) are ignored")
         if isinstance(broker_address, str):
             broker_address = ConnectionConfig(bootstrap_servers=broker_address)
+        elif isinstance(broker_address, Mapping):  # ConnectionConfig's fields, as pydantic takes them
+            broker_address = ConnectionConfig(**broker_address)
+        elif not isinstance(broker_address, ConnectionConfig):
+            raise ValueError(
+                f"broker_address must be a str (host:port) or a ConnectionConfig, not {type(broker_address).__name__}"
+            )
         if broker_address.oauth_cb is not None:
             raise ValueError(
                 "ConnectionConfig(oauth_cb=...) is not supported: Spark's tasks get the Kafka settings as "

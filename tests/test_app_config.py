@@ -202,3 +202,38 @@ def test_count_needs_a_dataframe():
     app.add_source(Idle(name="idle"))
     with pytest.raises(ValueError, match="count"):
         app.run(count=1)
+
+
+def test_broker_address_as_a_mapping_of_connection_settings_or_refused_clearly():
+    app = Application(broker_address={"bootstrap_servers": "a:1", "security_protocol": "plaintext"}, consumer_group="g")
+    assert app.config.broker_address.bootstrap_servers == "a:1"
+    with pytest.raises(ValueError, match="broker_address must be a str .* not int"):
+        Application(broker_address=123, consumer_group="g")  # type: ignore[arg-type]
+
+
+def test_config_as_dict_gives_the_set_values_under_dotted_names():
+    config = Application(broker_address="a:1", consumer_group="g", commit_every=7).config
+    values = config.as_dict()
+    assert values["consumer.group"] == "g" and values["commit.every"] == 7 and values["auto.offset.reset"] == "latest"
+    assert "max.records.per.partition" not in values  # None: not set
+    assert config.as_dict(include={"commit_interval"}) == {"commit.interval": 5.0}
+
+
+def test_newer_quix_streams_parameters_are_accepted_with_a_warning(caplog, monkeypatch):
+    import streamspark.app as app_module
+
+    monkeypatch.setattr(app_module, "_warned_ignored", set())
+    with caplog.at_level("WARNING", logger="streamspark"):
+        app = Application(
+            broker_address="a:1",
+            consumer_group="g",
+            state_recovery_offset_reset="latest",
+            broker_availability_timeout=5,
+            auto_recover_from_source_offset_out_of_range=False,
+            loglevel=None,
+        )
+    assert app.config.consumer_group == "g"
+    for name in ("state_recovery_offset_reset", "broker_availability_timeout", "auto_recover_from_source_offset_out_of_range"):
+        assert f"Application({name}=...) has no effect" in caplog.text
+    with pytest.raises(ValueError, match="broker_availability_timeout must be >= 0, got -1"):
+        Application(broker_address="a:1", consumer_group="g", broker_availability_timeout=-1, loglevel=None)

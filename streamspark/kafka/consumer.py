@@ -10,6 +10,7 @@ RuntimeError: The consumer is closed
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any, Callable, Literal, Optional, Union
 
@@ -19,7 +20,7 @@ from confluent_kafka import KafkaError, Message, TopicPartition
 from .configuration import ConnectionConfig
 from .producer import broker_config
 
-__all__ = ("BaseConsumer", "Consumer", "AutoOffsetReset", "RebalancingCallback")
+__all__ = ("BaseConsumer", "Consumer", "AutoOffsetReset", "RebalancingCallback", "raise_for_msg_error")
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +35,35 @@ def _default_error_cb(error: KafkaError) -> None:
     logger.error('Kafka consumer error: %s (code="%s")', error.str(), error.name())
 
 
+def _assignment_errors(callback: RebalancingCallback) -> RebalancingCallback:
+    """``callback`` raising :class:`PartitionAssignmentError` (from its own exception) instead
+    of whatever else it raises, as the reference's rebalance callbacks do; ``poll()`` raises it."""
+    from ..exceptions import PartitionAssignmentError, QuixException
+
+    @functools.wraps(callback)
+    def wrapper(consumer: confluent_kafka.Consumer, partitions: list[TopicPartition]) -> None:
+        try:
+            callback(consumer, partitions)
+        except QuixException:
+            raise
+        except Exception as exc:
+            raise PartitionAssignmentError("Error during partition assignment") from exc
+
+    return wrapper
+
+
+def raise_for_msg_error(msg: Message) -> Message:
+    """``msg`` itself, or :class:`KafkaConsumerException` when it carries an error.
+
+    :raises KafkaConsumerException: ``msg.error()`` is set.
+    """
+    if msg.error():
+        from .exceptions import KafkaConsumerException
+
+        raise KafkaConsumerException(error=msg.error())
+    return msg
+
+
 def _timeout(timeout: Optional[float]) -> float:
     return -1 if timeout is None else timeout
 
@@ -41,9 +71,9 @@ def _timeout(timeout: Optional[float]) -> float:
 class BaseConsumer:
     """A confluent-kafka consumer, created on first use (no network call before that).
 
-    Offsets are not stored automatically (``enable.auto.offset.store=False``): call
-    :meth:`store_offsets` after processing a message; with ``auto_commit_enable`` the stored
-    offsets are committed periodically, else :meth:`commit` them.
+    Offsets are not stored automatically (``enable.auto.offset.store=False``, unless
+    ``extra_config`` sets it): call :meth:`store_offsets` after processing a message; with
+    ``auto_commit_enable`` the stored offsets are committed periodically, else :meth:`commit` them.
 
     :param broker_address: ``"host:port"`` or a :class:`ConnectionConfig`.
     :param consumer_group: the ``group.id`` (None: ``"streamspark-default"``).
@@ -53,7 +83,8 @@ class BaseConsumer:
     :param error_callback: called with client-level errors (default: log them).
     :param on_commit: ``callback(error, partitions)`` with the result of each commit.
     :param extra_config: more librdkafka settings; the arguments above win over them
-        (``partition.assignment.strategy`` defaults to ``"range"``).
+        (``partition.assignment.strategy`` defaults to ``"range"``, ``enable.auto.offset.store``
+        to False).
     """
 
     def __init__(
@@ -69,12 +100,13 @@ class BaseConsumer:
     ) -> None:
         config: dict[str, Any] = {
             "partition.assignment.strategy": "range",  # co-partitioned topics get the same partitions
+            # offsets are stored by store_offsets() unless extra_config asks librdkafka to
+            "enable.auto.offset.store": False,
             **(extra_config or {}),
             **broker_config(broker_address),
             "group.id": consumer_group or "streamspark-default",
             "auto.offset.reset": auto_offset_reset,
             "enable.auto.commit": auto_commit_enable,
-            "enable.auto.offset.store": False,
         }
         if error_callback is not None:
             config["error_cb"] = error_callback
@@ -109,7 +141,12 @@ class BaseConsumer:
         self._consumer.unsubscribe()
 
     def store_offsets(self, message: Optional[Message] = None, offsets: Optional[list[TopicPartition]] = None) -> None:
-        """Store the offset after ``message``, or the given ``offsets``, for the next commit."""
+        """Store the offset after ``message``, or the given ``offsets``, for the next commit.
+
+        :raises ValueError: both ``message`` and ``offsets`` are given.
+        """
+        if message is not None and offsets is not None:
+            raise ValueError('Parameters "message" and "offsets" are mutually exclusive')
         if message is not None:
             self._consumer.store_offsets(message=message)
         else:
@@ -229,7 +266,7 @@ class Consumer(BaseConsumer):
         kwargs: dict[str, Any] = {}
         for name, callback in (("on_assign", on_assign), ("on_revoke", on_revoke), ("on_lost", on_lost)):
             if callback is not None:
-                kwargs[name] = callback
+                kwargs[name] = _assignment_errors(callback)
         self._consumer.subscribe(list(topics), **kwargs)
 
     def __enter__(self) -> "Consumer":

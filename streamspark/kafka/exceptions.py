@@ -21,7 +21,12 @@ KafkaBrokerUnavailableError = BrokerUnreachableError
 class BaseKafkaException(StreamsparkException):
     """An error reported by librdkafka; ``error`` is the ``confluent_kafka.KafkaError`` (or its text).
 
-    >>> str(BaseKafkaException("Broker: Unknown topic or partition"))
+    Shown as the reference shows it, with the error's code and description:
+
+    >>> from confluent_kafka import KafkaError
+    >>> str(BaseKafkaException(KafkaError(1, "x")))
+    '<BaseKafkaException code="1" description="x">'
+    >>> str(BaseKafkaException("Broker: Unknown topic or partition"))  # only the text known
     'Broker: Unknown topic or partition'
     """
 
@@ -38,6 +43,14 @@ class BaseKafkaException(StreamsparkException):
     def description(self) -> str:
         """librdkafka's description of the error."""
         return self.error.str() if hasattr(self.error, "str") else str(self.error)
+
+    def __str__(self) -> str:
+        if hasattr(self.error, "code") and hasattr(self.error, "str"):
+            return f'<{type(self).__name__} code="{self.code}" description="{self.description}">'
+        return super().__str__()
+
+    def __repr__(self) -> str:
+        return str(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.error,))
@@ -72,6 +85,12 @@ class KafkaProducerDeliveryError(BaseKafkaException):
         self.topic = topic
         self.partition = partition
         self.key = key
+
+    def __str__(self) -> str:  # names where the message was going (the reference's shows only the error)
+        return Exception.__str__(self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:  # rebuilt from its fields (a worker ships it to the driver)
         return (type(self), (self.error, self.topic, self.partition, self.key))

@@ -69,3 +69,60 @@ def test_range_assignment_by_default():
     assert BaseConsumer("127.0.0.1:1", "g", "earliest")._config["partition.assignment.strategy"] == "range"
     custom = BaseConsumer("127.0.0.1:1", "g", "earliest", extra_config={"partition.assignment.strategy": "cooperative-sticky"})
     assert custom._config["partition.assignment.strategy"] == "cooperative-sticky"
+
+
+def test_an_exception_in_a_rebalance_callback_leaves_poll_as_partition_assignment_error(kafka):
+    from streamspark.exceptions import PartitionAssignmentError
+
+    topic = kafka.new_topic()
+    kafka.produce(topic, [{"value": b"x"}])
+    with Consumer(kafka.address, f"g-{uuid.uuid4().hex[:8]}", "earliest") as consumer:
+        consumer.subscribe([topic], on_assign=lambda _, partitions: 1 / 0)
+        with pytest.raises(PartitionAssignmentError, match="Error during partition assignment") as info:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                consumer.poll(0.5)
+        assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def test_store_offsets_takes_a_message_or_offsets_not_both():
+    consumer = Consumer("127.0.0.1:1", "g", "earliest")
+    with pytest.raises(ValueError, match='"message" and "offsets" are mutually exclusive'):
+        consumer.store_offsets(message=object(), offsets=[TopicPartition("t", 0, 1)])  # type: ignore[arg-type]
+    consumer.close()
+
+
+def test_extra_config_may_store_offsets_automatically(kafka):
+    """As the reference's ``get_consumer`` suggests: ``enable.auto.offset.store`` in the
+    consumer settings commits what was polled, without ``store_offsets``."""
+    topic = kafka.new_topic()
+    kafka.produce(topic, [{"value": b"%d" % i} for i in range(5)])
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    consumer = BaseConsumer(kafka.address, group, "earliest", extra_config={"enable.auto.offset.store": True})
+    assert consumer._config["enable.auto.offset.store"] is True
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    assert len(_consume(consumer, 5)) == 5
+    consumer.commit(asynchronous=False)
+    consumer.close()
+    assert kafka.committed(group, topic) == {0: 5}
+    assert BaseConsumer("127.0.0.1:1", "g", "earliest")._config["enable.auto.offset.store"] is False
+
+
+def test_raise_for_msg_error_and_the_reference_text_of_consumer_errors():
+    from confluent_kafka import KafkaError
+
+    from streamspark.kafka import raise_for_msg_error
+    from streamspark.kafka.exceptions import KafkaConsumerException
+
+    class Message:
+        def __init__(self, error):
+            self._error = error
+
+        def error(self):
+            return self._error
+
+    ok = Message(None)
+    assert raise_for_msg_error(ok) is ok
+    with pytest.raises(KafkaConsumerException) as info:
+        raise_for_msg_error(Message(KafkaError(1, "x")))
+    assert str(info.value) == '<KafkaConsumerException code="1" description="x">'
