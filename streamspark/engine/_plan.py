@@ -148,12 +148,15 @@ class PipelinePlan:
     def sink_nodes(self) -> list[SinkNode]:
         return [node for node in self.nodes() if isinstance(node, SinkNode)]
 
-    def outputs_per_record(self) -> int:
+    def outputs_per_record(self) -> Optional[int]:
         """The most outputs one input record can give, counting one per branch end it reaches
         (what ``app.run(count=N)`` counts): 1 for a single branch, 2 for a dataframe that
-        splits into two branches. An ``expand`` or a window can give more or fewer; a filter
-        fewer. Used for the first record budget of a run with ``count``.
+        splits into two branches; None when a step ``expand``s (a record may give any number).
+        A window can give more or fewer; a filter fewer. Used for the first record budget of a
+        run with ``count``.
         """
+        if any(node.expand for node in self.nodes()):
+            return None
         return max((_branch_ends(root) for root in self.roots.values()), default=1)
 
     def window_nodes(self) -> list[WindowNode]:

@@ -10,8 +10,9 @@ little more each time (it can overshoot by the outputs of the last micro-batch's
 records); while none has given an output (windows), each budget is four times the last. The
 first budget counts the branch ends a record reaches (``PipelinePlan.outputs_per_record``): a
 dataframe split into two branches reads N/2 records first, and writes N outputs, as Quix
-Streams does. An ``expand`` giving several outputs per record can still write up to that many
-times N from its first micro-batch. A micro-batch once planned is never re-planned from the file
+Streams does. A pipeline that ``expand``s first reads one record, which tells how many outputs
+a record gives (an ``expand`` giving many outputs per record would otherwise write that many
+times N from its first micro-batch). A micro-batch once planned is never re-planned from the file
 (Spark's offset log fixes its ranges), so a replay after a crash is unchanged.
 
 >>> budget = CountBudget(10)
@@ -29,6 +30,10 @@ True
 >>> read_budget(two_branches.path)
 5
 >>> two_branches.close()
+>>> expanding = CountBudget(10, outputs_per_record=None)  # unknown: one record first
+>>> read_budget(expanding.path)
+1
+>>> expanding.close()
 """
 
 from __future__ import annotations
@@ -79,11 +84,14 @@ def next_budget(count: int, inputs: int, outputs: int, last: int) -> int:
 class CountBudget:
     """The driver's side: the budget file of one run with ``count`` (a temporary folder of its own)."""
 
-    def __init__(self, count: int, outputs_per_record: int = 1) -> None:
+    def __init__(self, count: int, outputs_per_record: Optional[int] = 1) -> None:
+        """:param outputs_per_record: the outputs a record gives at most before any is seen
+        (``PipelinePlan.outputs_per_record``); None: not known (an ``expand``), so the first
+        micro-batch reads one record."""
         self.count = count
         self._folder = tempfile.mkdtemp(prefix="streamspark-count-")
         self.path = os.path.join(self._folder, "budget")
-        self._last = max(1, math.ceil(count / max(1, outputs_per_record)))
+        self._last = 1 if outputs_per_record is None else max(1, math.ceil(count / max(1, outputs_per_record)))
         self._write(self._last)
 
     def _write(self, budget: int) -> None:

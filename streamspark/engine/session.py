@@ -196,7 +196,8 @@ def _start_fork_server(merged: Mapping[str, Any], submitted: Mapping[str, Any]) 
         logger.debug("The fork server is not used: Spark's Python processes start another way")
         return
     try:
-        _fork_server = ForkServer.start(python=str(python))
+        # the allocator settings the JVM's Python processes get (it starts before the JVM)
+        _fork_server = ForkServer.start(python=str(python), env={**os.environ, **lean_allocator_env(os.environ)})
     except OSError as exc:
         logger.warning("The fork server could not start (Spark starts its Python processes itself): %s", exc)
         return

@@ -77,3 +77,23 @@ def test_switched_off_a_session_keeps_the_allocators_defaults():
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["arena"] is None and seen["pool"] != "system"
+
+
+_FORK_SERVER = r"""
+import json
+from streamspark.engine.session import fork_server, get_spark
+get_spark("local[1]")
+server = fork_server()
+with open(f"/proc/{server.process.pid}/environ", "rb") as f:
+    env = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
+print(json.dumps({"arena": (env.get(b"MALLOC_ARENA_MAX") or b"").decode()}))
+"""
+
+
+@pytest.mark.harness(seconds=30)
+def test_the_fork_server_gets_them_too():
+    """The fork server starts before the JVM; the processes it forks get the same settings."""
+    env = {k: v for k, v in os.environ.items() if k not in _NAMES} | {"STREAMSPARK_FORK_SERVER": "1", "STREAMSPARK_WARMUP": "0"}
+    done = subprocess.run([sys.executable, "-c", _FORK_SERVER], env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"arena": LEAN_ALLOCATORS["MALLOC_ARENA_MAX"]}

@@ -36,6 +36,17 @@ def test_a_merged_stream_counts_the_ends_below_its_merge():
     assert plan_of(concat_then_split).outputs_per_record() == 2
 
 
+def test_an_expand_makes_the_outputs_per_record_unknown_and_the_first_budget_one_record():
+    assert plan_of(lambda app, sdf: sdf.apply(lambda v: [v, v], expand=True)).outputs_per_record() is None
+    budget = CountBudget(10, outputs_per_record=None)
+    try:
+        assert read_budget(budget.path) == 1
+        budget.update(inputs=1, outputs=3)  # three outputs a record: 7 left, 3 records
+        assert read_budget(budget.path) == 3
+    finally:
+        budget.close()
+
+
 def test_the_first_budget_is_the_count_over_the_outputs_per_record():
     for count, per_record, first in [(10, 1, 10), (10, 2, 5), (9, 2, 5), (1, 3, 1)]:
         budget = CountBudget(count, outputs_per_record=per_record)
