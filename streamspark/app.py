@@ -241,10 +241,10 @@ class Application:
         the life of a checkpoint. Default (None): the count the checkpoint was begun with; for
         a new checkpoint 16 per shuffle partition on a local master (32 on 2 cores), else 64
         (docs/state.md).
-    :param state_recovery_offset_reset, broker_availability_timeout,
-        auto_recover_from_source_offset_out_of_range: parameters of newer Quix Streams versions,
-        accepted so that programs written for them run; they have no effect (a warning says what
-        does the same here). ``broker_availability_timeout`` must be >= 0.
+    :param state_recovery_offset_reset: a parameter of newer Quix Streams versions, accepted so
+        that programs written for them run; no effect (a warning says what does the same here).
+    :param broker_availability_timeout: the same (it must be >= 0).
+    :param auto_recover_from_source_offset_out_of_range: the same.
     """
 
     def __init__(

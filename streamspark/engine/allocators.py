@@ -6,8 +6,9 @@ sizes; after it, the allocators keep much of that memory for reuse, so a process
 memory stays near its peak. glibc's ``malloc`` keeps up to eight arenas per core (the JVM's many
 threads spread over them), and raises its threshold for serving large blocks with ``mmap`` as
 large blocks are freed, after which they come from the heap and stay there; pyarrow's
-default pool (jemalloc) keeps freed pages for later. The settings here cap the arenas at two,
-fix the ``mmap`` and trim thresholds at 128 KiB, and give pyarrow the system allocator.
+default pool (mimalloc or jemalloc) keeps freed pages for later. The settings here cap the
+arenas at two, fix the ``mmap`` and trim thresholds at 128 KiB, and give pyarrow the system
+allocator.
 Measured with ``bench/user.py``'s W2 at 1M messages on 2 cores, peak memory of the program, JVM
 and workers (RSS / PSS, MB), three runs each: 1623 / 1388, 1695 / 1482 and 1609 / 1337 with the
 defaults; 1445 / 1237, 1401 / 1174 and 1461 / 1239 with these settings, for the same time to
