@@ -276,6 +276,7 @@ def test_kafka_exceptions_at_the_reference_paths():
     with pytest.raises(KafkaBrokerUnavailableError):
         raise BrokerUnreachableError("no answer")
     err = KafkaConsumerException(KafkaError(KafkaError._PARTITION_EOF))
-    assert err.code == KafkaError._PARTITION_EOF and err.description == str(err)
+    assert err.code == KafkaError._PARTITION_EOF and err.description == "Broker: No more messages"
+    assert str(err) == '<KafkaConsumerException code="-191" description="Broker: No more messages">'  # as the reference
     delivery = KafkaProducerDeliveryError("Broker: Message size too large", topic="out", partition=0)
     assert str(delivery) == 'Delivery of a message to topic "out" partition 0 failed: Broker: Message size too large'

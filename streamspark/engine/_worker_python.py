@@ -145,7 +145,7 @@ def worker_python(python: str) -> str:
             patterns="|".join(shlex.quote(z) for z in zips),
             prefix=prefix,
             client=client,
-            arrow_pool=arrow_pool_line(os.environ),
+            arrow_pool=arrow_pool_line(),
         )
     )
     path.chmod(0o755)

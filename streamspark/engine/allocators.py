@@ -24,8 +24,8 @@ program's own process keeps its allocators.
 '2'
 >>> lean_allocator_env({"MALLOC_ARENA_MAX": "4"}).get("MALLOC_ARENA_MAX") is None
 True
->>> lean_allocator_env({"STREAMSPARK_LEAN_ALLOCATORS": "0"}), arrow_pool_line({"STREAMSPARK_LEAN_ALLOCATORS": "0"})
-({}, '')
+>>> lean_allocator_env({"STREAMSPARK_LEAN_ALLOCATORS": "0"})
+{}
 """
 
 from __future__ import annotations
@@ -57,14 +57,22 @@ def lean_allocator_env(environ: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in LEAN_ALLOCATORS.items() if name not in environ}
 
 
-def arrow_pool_line(environ: Mapping[str, str]) -> str:
-    """The line of a launcher script that gives the process pyarrow's system allocator unless
-    its environment chooses one; empty when ``STREAMSPARK_LEAN_ALLOCATORS`` is off.
+def arrow_pool_line() -> str:
+    """The line of a launcher script that gives the process pyarrow's system allocator, unless
+    its environment chooses a pool or turns the settings off (``STREAMSPARK_LEAN_ALLOCATORS``,
+    read when the process starts: a program started by a streamspark program inherits its
+    launcher, and its own choice counts).
 
-    >>> arrow_pool_line({})
-    'ARROW_DEFAULT_MEMORY_POOL="${ARROW_DEFAULT_MEMORY_POOL:-system}"; export ARROW_DEFAULT_MEMORY_POOL'
+    >>> import os, subprocess
+    >>> def pool(**env):
+    ...     script = f"{arrow_pool_line()}; echo ${{ARROW_DEFAULT_MEMORY_POOL:-unset}}"
+    ...     env["PATH"] = os.environ["PATH"]
+    ...     return subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True).stdout.strip()
+    >>> pool(), pool(ARROW_DEFAULT_MEMORY_POOL="jemalloc"), pool(STREAMSPARK_LEAN_ALLOCATORS=" Off")
+    ('system', 'jemalloc', 'unset')
     """
-    if not switched_on(SWITCH, environ):
-        return ""
     name, value = ARROW_POOL
-    return f'{name}="${{{name}:-{value}}}"; export {name}'
+    return (
+        f"case \"$(printf '%s' \"${{{SWITCH}:-1}}\" | tr -d ' \\t' | tr 'A-Z' 'a-z')\" in "
+        f'0|false|no|off) ;; *) {name}="${{{name}:-{value}}}"; export {name} ;; esac'
+    )

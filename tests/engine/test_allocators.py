@@ -31,17 +31,18 @@ def test_the_settings_leave_what_the_environment_chose_and_can_be_turned_off():
     assert lean_allocator_env({}) == LEAN_ALLOCATORS
     assert lean_allocator_env({"MALLOC_ARENA_MAX": "8"}) == {k: v for k, v in LEAN_ALLOCATORS.items() if k != "MALLOC_ARENA_MAX"}
     assert lean_allocator_env({"STREAMSPARK_LEAN_ALLOCATORS": "off"}) == {}
-    # a pool the launcher's environment sets wins: the shell keeps it
-    line = arrow_pool_line({})
-    done = subprocess.run(
-        ["sh", "-c", f"{line}; echo $ARROW_DEFAULT_MEMORY_POOL"],
-        env={"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"},
-        capture_output=True,
-        text=True,
-    )
-    assert done.stdout.strip() == "jemalloc"
-    done = subprocess.run(["sh", "-c", f"{line}; echo $ARROW_DEFAULT_MEMORY_POOL"], env={}, capture_output=True, text=True)
-    assert done.stdout.strip() == "system"
+
+    # the launcher's line reads its process's environment when it starts
+    def pool(**env: str) -> str:
+        script = f"{arrow_pool_line()}; echo ${{ARROW_DEFAULT_MEMORY_POOL:-unset}}"
+        done = subprocess.run(["sh", "-c", script], env={"PATH": os.environ["PATH"], **env}, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    assert pool() == "system"
+    assert pool(ARROW_DEFAULT_MEMORY_POOL="jemalloc") == "jemalloc"  # a pool the environment chooses wins
+    for off in ("0", "false", "NO", " Off "):
+        assert pool(STREAMSPARK_LEAN_ALLOCATORS=off) == "unset"
+    assert pool(STREAMSPARK_LEAN_ALLOCATORS="1") == "system"
 
 
 def test_a_local_session_gives_them_to_its_jvm_and_python_workers_not_to_the_program(spark):
@@ -69,6 +70,9 @@ print(json.dumps(spark.sparkContext.parallelize([0], 1).mapPartitions(probe).col
 
 @pytest.mark.harness(seconds=30)
 def test_switched_off_a_session_keeps_the_allocators_defaults():
+    """Also when the program inherits the launcher of a streamspark program that started it
+    (its ``PYSPARK_PYTHON``, set in this process once it has a session): the launcher reads
+    the switch when it starts a process."""
     env = {k: v for k, v in os.environ.items() if k not in _NAMES} | {
         "STREAMSPARK_LEAN_ALLOCATORS": "0",
         "STREAMSPARK_WARMUP": "0",
