@@ -109,6 +109,11 @@ def get_spark(
             os.environ["PYSPARK_PYTHON"] = worker_python(sys.executable) if is_local_master(master) else sys.executable
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         fs_jar: Optional[Path] = None
+        # the allocator settings of the JVM started here (a JVM already running, from
+        # spark-submit, keeps its own), and of the Python processes it and the fork server start
+        allocators = (
+            lean_allocator_env(os.environ) if is_local_master(master) and "PYSPARK_GATEWAY_PORT" not in os.environ else {}
+        )
         if is_local_master(master):
             memory = "spark.driver.memory"
             merged = _with_local_defaults(merged, driver_memory=user.get(memory, submitted.get(memory, merged.get(memory))))
@@ -122,7 +127,7 @@ def get_spark(
             daemon = task_daemon({**submitted, **merged})
             if daemon is not None:
                 merged.setdefault(DAEMON_MODULE, daemon)
-            _start_fork_server(merged, submitted)
+            _start_fork_server(merged, submitted, allocators)
         # what spark-submit was given wins over streamspark's defaults, not over the program's own
         merged = {key: value for key, value in merged.items() if key not in submitted or key in user}
         builder = SparkSession.builder.master(master)
@@ -143,10 +148,7 @@ def get_spark(
         if fs_jar is not None:  # on the class path of the JVM started here, for it alone
             os.environ[DIST_CLASS_PATH] = class_path_with(fs_jar, class_path)
         # for the JVM started here and the Python processes it starts, not for this process's
-        # later children (a JVM already running, from spark-submit, keeps its own)
-        allocators = (
-            lean_allocator_env(os.environ) if is_local_master(master) and "PYSPARK_GATEWAY_PORT" not in os.environ else {}
-        )
+        # later children
         os.environ.update(allocators)
         # pandas, pyarrow and the lookup of data source packages while the JVM starts
         preload = DriverPreload()
@@ -184,9 +186,10 @@ def fork_server() -> Optional[ForkServer]:
     return _fork_server
 
 
-def _start_fork_server(merged: Mapping[str, Any], submitted: Mapping[str, Any]) -> None:
+def _start_fork_server(merged: Mapping[str, Any], submitted: Mapping[str, Any], allocators: Mapping[str, str]) -> None:
     """Start the fork server when ``STREAMSPARK_FORK_SERVER=1`` and Spark's Python processes
-    start through our launcher with our task daemon (the server serves what those run)."""
+    start through our launcher with our task daemon (the server serves what those run), with
+    the ``allocators`` settings those processes get from the JVM (it starts before the JVM)."""
     global _fork_server
     if _fork_server is not None or not fork_server_enabled():
         return
@@ -196,8 +199,7 @@ def _start_fork_server(merged: Mapping[str, Any], submitted: Mapping[str, Any]) 
         logger.debug("The fork server is not used: Spark's Python processes start another way")
         return
     try:
-        # the allocator settings the JVM's Python processes get (it starts before the JVM)
-        _fork_server = ForkServer.start(python=str(python), env={**os.environ, **lean_allocator_env(os.environ)})
+        _fork_server = ForkServer.start(python=str(python), env={**os.environ, **allocators})
     except OSError as exc:
         logger.warning("The fork server could not start (Spark starts its Python processes itself): %s", exc)
         return

@@ -17,7 +17,9 @@ from typing import Any, Callable, Literal, Optional, Union
 import confluent_kafka
 from confluent_kafka import KafkaError, Message, TopicPartition
 
+from ..exceptions import PartitionAssignmentError, QuixException
 from .configuration import ConnectionConfig
+from .exceptions import KafkaConsumerException
 from .producer import broker_config
 
 __all__ = ("BaseConsumer", "Consumer", "AutoOffsetReset", "RebalancingCallback", "raise_for_msg_error")
@@ -38,7 +40,6 @@ def _default_error_cb(error: KafkaError) -> None:
 def _assignment_errors(callback: RebalancingCallback) -> RebalancingCallback:
     """``callback`` raising :class:`PartitionAssignmentError` (from its own exception) instead
     of whatever else it raises, as the reference's rebalance callbacks do; ``poll()`` raises it."""
-    from ..exceptions import PartitionAssignmentError, QuixException
 
     @functools.wraps(callback)
     def wrapper(consumer: confluent_kafka.Consumer, partitions: list[TopicPartition]) -> None:
@@ -58,8 +59,6 @@ def raise_for_msg_error(msg: Message) -> Message:
     :raises KafkaConsumerException: ``msg.error()`` is set.
     """
     if msg.error():
-        from .exceptions import KafkaConsumerException
-
         raise KafkaConsumerException(error=msg.error())
     return msg
 
