@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Collection, Iterator, Literal, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Literal, Mapping, Optional, Union
 
 from pydantic import PositiveInt, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -539,10 +539,10 @@ class Application:
                 runner.fail_fast = True
             runner.request_stop()
 
-    def _eos_config(self, checkpoint_id: str, buckets: int) -> Any:
+    def _eos_config(self, checkpoint_id: str, buckets: int, topics: Iterable[Topic]) -> Any:
         """Create (or grow) the exactly-once marker topic and describe it for the workers
         (``checkpoint_id``: see ``engine._eos.checkpoint_identity``; ``buckets``: the run's
-        state buckets)."""
+        state buckets; ``topics``: the topics the query reads)."""
         from .engine._eos import EosConfig, marker_slots, marker_topic_name
         from .models.topics.exceptions import TopicConfigurationError
 
@@ -552,7 +552,7 @@ class Application:
             except TopicConfigurationError:  # not read from the broker
                 return 1
 
-        input_partitions = sum(partitions(sdf.topic) for sdf in self._dataframes.values() if sdf.topic is not None)
+        input_partitions = sum(partitions(topic) for topic in topics if topic is not None)
         name = marker_topic_name(self._config.consumer_group)
         slots = marker_slots(buckets, input_partitions)
         existing = self._topic_admin.inspect_topics([name], timeout=self._config.request_timeout)[name]
@@ -575,6 +575,28 @@ class Application:
             slots,
             checkpoint_id=checkpoint_id,
         )
+
+    def _repartition(self, plan: Any) -> None:
+        """Give ``plan``'s group_by nodes repartition topics when they need them
+        (``engine/repartition.py``): registered, created (copying the settings of the topics
+        they re-key, as the reference does) and read like the application's own topics."""
+        from .engine.repartition import needs_repartition_topics, through_repartition_topics
+        from .engine.runner import run_strategies
+
+        if not needs_repartition_topics(plan, run_strategies()):
+            return
+
+        def topic_for(group: Any, sources: list[Topic]) -> Topic:
+            return self._topic_manager.repartition_topic(
+                operation=group.name,
+                stream_id=group.origin_stream_id,
+                config=self._topic_manager.derive_topic_config(sources),
+                **group.serdes,
+            )
+
+        names = through_repartition_topics(plan, topic_for)
+        logger.info("Re-keying through the repartition topic(s) %s", ", ".join(names))
+        self._topic_manager.ensure_topics()
 
     def _plan(self, collect: bool, metadata: bool) -> Any:
         """The run's plan, without its exactly-once settings (``eos``: set by :meth:`run`)."""
@@ -649,6 +671,7 @@ class Application:
         logger.info("Checking topics on %s", self._config.broker_address.bootstrap_servers)
         self._topic_manager.ensure_topics()
         plan = self._plan(collect=collect, metadata=metadata)
+        self._repartition(plan)
         partitions = planned_shuffle_partitions(master, self._config.spark_conf, session)
         layout = checkpoint_state_layout(
             self.checkpoint_dir,
@@ -659,7 +682,7 @@ class Application:
         )
         buckets, plan.bucket_labels = layout
         if self._config.processing_guarantee == "exactly-once":
-            plan.eos = self._eos_config(checkpoint_id, buckets)
+            plan.eos = self._eos_config(checkpoint_id, buckets, plan.topics.values())
         plan.check_copartitioned()
         callbacks: Optional[Any] = None
         restore_callbacks: Callable[[], None] = lambda: None

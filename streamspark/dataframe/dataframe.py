@@ -492,9 +492,14 @@ class StreamingDataFrame:
     ) -> "StreamingDataFrame":
         """Re-key records by a column or ``key(value)``; later state and outputs use the new key.
 
-        On Spark the records are shuffled by their new key (no repartition topic is
-        written, so the (de)serializer arguments are accepted for compatibility only).
-        ``name`` is required for a callable and names the operation (the column by default).
+        On Spark the records are shuffled by their new key within the query. Where a shuffle
+        cannot keep the state apart (a stateful step before the ``group_by`` or beside it,
+        a merge of re-keyed and other records before a stateful step), the records go
+        through a repartition topic as in the reference,
+        ``repartition__{consumer_group}--{stream_id}--{name}``, with the topic's partitions,
+        written with ``value_serializer``/``key_serializer`` and read back with the
+        deserializers. ``name`` is required for a callable and names the operation (the
+        column by default).
 
         Several ``group_by`` may branch from one stream if their names differ
         (``GroupByDuplicate`` otherwise); a ``group_by`` of a dataframe that a ``group_by``
@@ -527,7 +532,13 @@ class StreamingDataFrame:
                 "column or name parameter; adjust by setting a unique name with `SDF.group_by(name=<NAME>)`"
             )
         origins.add(stream_id)
-        return self._derive(self._stream.add_group_by(key_func, op, stream_id), stream_id)
+        serdes = {
+            "value_deserializer": value_deserializer,
+            "key_deserializer": key_deserializer,
+            "value_serializer": value_serializer,
+            "key_serializer": key_serializer,
+        }
+        return self._derive(self._stream.add_group_by(key_func, op, stream_id, serdes), stream_id)
 
     # --- combining -------------------------------------------------------------------
     def concat(self, other: "StreamingDataFrame") -> "StreamingDataFrame":

@@ -228,7 +228,9 @@ class _KafkaStreamReader(DataSourceStreamReader):
         #: with a fused plan: run the steps before its group_by and pack the re-keyed records
         #: into this many buckets (see :func:`fused_group_by_options`)
         self._group_by_buckets: Optional[int] = int(options["group_by_buckets"]) if "group_by_buckets" in options else None
-        self._bucket_by_partition = options.get("bucket_by") == "partition"
+        self._bucket_by_partition = options.get("bucket_by") in ("partition", "partition_number")
+        #: bucket a partition by its number alone (a plan with repartition topics)
+        self._bucket_by_number = options.get("bucket_by") == "partition_number"
         #: the end bucket of each shuffle partition: every task emits an empty row for each
         #: (see ``ProducerFlush``)
         self._end_buckets: list[int] = json.loads(options.get("end_buckets", "[]"))
@@ -511,7 +513,7 @@ class _KafkaStreamReader(DataSourceStreamReader):
             part = rows[0][1]  # a chunk holds one range's records
             groups: dict[int, list[tuple[Any, ...]]]
             if self._bucket_by_partition:
-                groups = {bucket_of_partition(rows[0][0], part, buckets): rows}
+                groups = {bucket_of_partition(None if self._bucket_by_number else rows[0][0], part, buckets): rows}
             else:
                 groups = {}
                 crc32 = zlib.crc32
@@ -759,12 +761,22 @@ def _fused_plan(private: SourcePrivate) -> Any:
 
 
 def packed_options(
-    buckets: int, by_partition: bool, end_buckets: Sequence[int] = (), labels: Sequence[int] = ()
+    buckets: int,
+    by_partition: bool,
+    end_buckets: Sequence[int] = (),
+    labels: Sequence[int] = (),
+    by_partition_number: bool = False,
 ) -> dict[str, str]:
     """Source options for packed rows per state bucket (``buckets`` buckets, by message key or
-    by Kafka partition, each row keyed by its bucket's label when ``labels`` are given), and an
-    empty row for each end bucket when given."""
-    options = {"packed_buckets": str(buckets), "bucket_by": "partition" if by_partition else "key"}
+    by Kafka partition, or by partition number whatever the topic with
+    ``by_partition_number``, each row keyed by its bucket's label when ``labels`` are given),
+    and an empty row for each end bucket when given.
+
+    >>> packed_options(8, True, by_partition_number=True)
+    {'packed_buckets': '8', 'bucket_by': 'partition_number'}
+    """
+    bucket_by = "partition_number" if by_partition_number else "partition" if by_partition else "key"
+    options = {"packed_buckets": str(buckets), "bucket_by": bucket_by}
     if end_buckets:
         options["end_buckets"] = json.dumps(list(end_buckets))
     if labels:

@@ -38,6 +38,11 @@ class PipelinePlan:
     #: the group key of each state bucket when the checkpoint places them evenly over its
     #: shuffle partitions (``bucketing.checkpoint_state_layout``); empty: the bucket numbers
     bucket_labels: tuple[int, ...] = ()
+    #: a group_by writes to a repartition topic (``engine/repartition.py``): state is then
+    #: bucketed by Kafka partition number, so that a partition's records run in offset order
+    #: and reach the repartition topic in that order, as in the reference, and the records of
+    #: a key in every (co-partitioned) topic meet in one bucket
+    repartitioned: bool = False
     #: where ``print`` in a worker goes: the driver's stdout (``callbacks.forward_stdout``); None: the worker's own
     stdout: Optional[Callable[[str], None]] = None
 
@@ -46,38 +51,48 @@ class PipelinePlan:
         return [node for node in self.nodes() if isinstance(node, GroupByNode)]
 
     def validate(self) -> None:
-        """Reject what the engine cannot run yet, with a clear message."""
-        from ..core.stream import describe
+        """Reject what the engine cannot run, with a clear message: a plan whose group_by
+        needs a repartition topic (:meth:`shuffle_refusal`) and was not given one
+        (``engine/repartition.py``; the application gives it one)."""
         from ..exceptions import InvalidTopology
 
+        refusal = self.shuffle_refusal()
+        if refusal is not None:
+            raise InvalidTopology(f"{refusal}: its group_by() needs a repartition topic, which this plan was not given")
+
+    def shuffle_refusal(self) -> Optional[str]:
+        """Why the plan's group_by cannot be a shuffle within the query (None: it can).
+
+        The shuffle gives the state operator the records re-keyed, so state before it (keyed
+        by the message key) and after it (the new key) cannot meet in one query: such a plan
+        re-keys through a repartition topic instead, as the reference does.
+        """
+        from ..core.stream import describe
+
         if not self.group_nodes:
-            return
+            return None
         for node in self.nodes():
             if not isinstance(node, MergeNode) or node.parent is None:
                 continue
             sides = [node.parent, *node.merged_from]
             if len({_after_group_by(side) for side in sides}) > 1 and _stateful_from(node):
-                raise InvalidTopology(
+                return (
                     f"{describe(node)} merges a dataframe after a group_by() with one that is not, and "
-                    "a join or stateful step follows; streamspark runs state either after a group_by() or "
-                    "without one: group_by() both dataframes (or neither) before merging them"
+                    "a join or stateful step follows (within one query, group_by() both dataframes, or "
+                    "neither, before merging them)"
                 )
         if self.by_partition:
-            raise InvalidTopology('closing_strategy="partition" after a group_by() is not supported yet: use "key"')
+            return 'closing_strategy="partition" after a group_by()'
         for root in self.roots.values():
             stack = [(root, False)]
             while stack:
                 node, below_group = stack.pop()
                 if isinstance(node, GroupByNode) and below_group:
-                    raise InvalidTopology(
-                        "A group_by() after another group_by() needs a second shuffle, which streamspark does not support yet"
-                    )
+                    return "a group_by() after another group_by()"
                 if node.stateful and not below_group:
-                    raise InvalidTopology(
-                        f"{describe(node)} is stateful and comes before a group_by() in the same pipeline; "
-                        "streamspark supports stateful steps either without group_by() or after it"
-                    )
+                    return f"{describe(node)} is stateful and comes before (or beside) a group_by()"
                 stack.extend((child, below_group or isinstance(node, GroupByNode)) for child in node.children)
+        return None
 
     def check_copartitioned(self) -> None:
         """Refuse topics whose records meet in one state with different partition counts.
@@ -119,8 +134,9 @@ class PipelinePlan:
 
     @property
     def by_partition(self) -> bool:
-        """True when a window closes by partition: state is then bucketed by Kafka partition, not by key."""
-        return any(
+        """True when a window closes by partition, or a group_by writes to a repartition
+        topic: state is then bucketed by Kafka partition, not by key."""
+        return self.repartitioned or any(
             getattr(window.processor, "clock", None) is not None and window.processor.clock.by_partition
             for window in self.window_nodes()
         )

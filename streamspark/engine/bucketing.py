@@ -91,9 +91,17 @@ def bucket_of_key(key: Optional[bytes], buckets: int) -> int:
     return zlib.crc32(key) % buckets if key is not None else 0
 
 
-def bucket_of_partition(topic: str, partition: int, buckets: int) -> int:
+def bucket_of_partition(topic: Optional[str], partition: int, buckets: int) -> int:
     """The state bucket of a whole Kafka partition (windows closing by partition): the same
-    number as :func:`partition_bucket_column` computes in Spark."""
+    number as :func:`partition_bucket_column` computes in Spark. With ``topic`` None, the
+    bucket of the partition number whatever the topic (a plan with a repartition topic, whose
+    topics are co-partitioned: a key's records of every topic share a bucket).
+
+    >>> bucket_of_partition(None, 5, 4), bucket_of_partition(None, 5, 64)
+    (1, 5)
+    """
+    if topic is None:
+        return partition % buckets
     return zlib.crc32(f"{topic}:{partition}".encode()) % buckets
 
 
@@ -105,12 +113,16 @@ def key_bucket_column(buckets: int, key: str = "key", labels: Sequence[int] = ()
     return _labelled(F.coalesce(F.pmod(F.crc32(F.col(key)), F.lit(buckets)), F.lit(0)), labels)
 
 
-def partition_bucket_column(buckets: int, labels: Sequence[int] = ()) -> Any:
+def partition_bucket_column(buckets: int, labels: Sequence[int] = (), by_number: bool = False) -> Any:
     """Spark's form of :func:`bucket_of_partition` over the ``topic`` and ``partition``
-    columns; with ``labels``, the bucket's group key."""
+    columns (``by_number``: the partition number alone, as with ``topic`` None); with
+    ``labels``, the bucket's group key."""
     from pyspark.sql import functions as F
 
-    bucket = F.pmod(F.crc32(F.concat_ws(":", F.col("topic"), F.col("partition").cast("string"))), F.lit(buckets))
+    if by_number:
+        bucket = F.pmod(F.col("partition"), F.lit(buckets))
+    else:
+        bucket = F.pmod(F.crc32(F.concat_ws(":", F.col("topic"), F.col("partition").cast("string"))), F.lit(buckets))
     return _labelled(bucket, labels)
 
 

@@ -34,13 +34,19 @@ from .progress_log import BatchLog
 from .summary import SUMMARY_SCHEMA, ProducerFlush, TaskSummary
 from .session import get_spark, parallelism
 
-__all__ = ("QueryRunner", "RunLimits", "kafka_source_failure")
+__all__ = ("QueryRunner", "RunLimits", "kafka_source_failure", "run_strategies")
 
 logger = logging.getLogger(__name__)
 
 
 class _StopRequested(Exception):
     """Raised inside foreachBatch once a stop was requested, so the batch is not committed."""
+
+
+def run_strategies() -> Strategies:
+    """The fast paths a run takes: :attr:`QueryRunner.strategies` when set (tests name plain
+    paths there), else all but those ``STREAMSPARK_PLAIN_PATHS`` names."""
+    return QueryRunner.strategies if QueryRunner.strategies is not None else Strategies.from_environment()
 
 
 def kafka_source_failure(exc: BaseException) -> Optional[Exception]:
@@ -322,7 +328,15 @@ class QueryRunner:
                 if ONE_FLUSH_PER_PARTITION.name in plan.strategies:
                     partitions = shuffle_partitions(spark, self.checkpoint_dir)
                     plan.end_buckets = end_buckets(partitions) if partitions else ()
-                options.update(packed_options(self.state_buckets, plan.by_partition, plan.end_buckets, plan.bucket_labels))
+                options.update(
+                    packed_options(
+                        self.state_buckets,
+                        plan.by_partition,
+                        plan.end_buckets,
+                        plan.bucket_labels,
+                        by_partition_number=plan.repartitioned,
+                    )
+                )
             df = spark.readStream.format(source.name()).options(**options).load()
             summaries = self._pipeline(df, packed)
         writer = (
@@ -353,7 +367,7 @@ class QueryRunner:
             keyed = df.mapInArrow(functools.partial(run_pre_shuffle, plan=plan, buckets=buckets), GROUPED_SCHEMA)
         elif plan.by_partition:
             # a window closing by partition sees every key of a Kafka partition in one bucket
-            keyed = df.withColumn("_bucket", partition_bucket_column(buckets, plan.bucket_labels))
+            keyed = df.withColumn("_bucket", partition_bucket_column(buckets, plan.bucket_labels, by_number=plan.repartitioned))
         else:
             keyed = df.withColumn("_bucket", key_bucket_column(buckets, labels=plan.bucket_labels))
         return keyed.groupBy("_bucket").applyInPandasWithState(

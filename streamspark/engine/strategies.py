@@ -13,7 +13,7 @@ False
 >>> Strategies(plain={"no-such-path"})
 Traceback (most recent call last):
 ...
-ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'avro-output-chunks', 'columnar-prefix', 'columnar-windows', 'fused-group-by', 'fused-source', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners', 'task-per-core']
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'avro-output-chunks', 'columnar-prefix', 'columnar-windows', 'fused-group-by', 'fused-source', 'group-by-shuffle', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners', 'task-per-core']
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ __all__ = (
     "Strategies",
     "FUSED_SOURCE",
     "PACKED_BUCKETS",
+    "GROUP_BY_SHUFFLE",
     "FUSED_GROUP_BY",
     "COLUMNAR_WINDOWS",
     "ONE_FLUSH_PER_PARTITION",
@@ -100,6 +101,23 @@ PACKED_BUCKETS = Strategy(
     checked_by="tests/engine/test_packed_buckets.py",
 )
 
+
+def _shuffled_group_by(plan: "PipelinePlan") -> bool:
+    return bool(plan.group_nodes) and plan.shuffle_refusal() is None
+
+
+#: a pipeline with a group_by re-keys its records through a Spark shuffle within the query,
+#: where the shuffle keeps the state of the keys before and after it apart (no stateful step
+#: before or beside the group_by, see ``PipelinePlan.shuffle_refusal``); the reference writes
+#: them to a repartition topic and reads them back (``engine/repartition.py``), which the
+#: application does when this path is left out or the shuffle cannot run the plan
+GROUP_BY_SHUFFLE = Strategy(
+    name="group-by-shuffle",
+    applies=_shuffled_group_by,
+    plain="a repartition topic per group_by, written and read back by the same query",
+    checked_by="tests/engine/test_repartition.py",
+)
+
 #: a pipeline with a group_by: the steps before the group_by run inside the Kafka source's
 #: ``read()``, which packs the re-keyed records per state bucket of their new key (a row per
 #: bucket and chunk reaches the shuffle, not a row per record, and records never cross the JVM
@@ -109,6 +127,7 @@ FUSED_GROUP_BY = Strategy(
     applies=lambda plan: bool(plan.group_nodes),
     plain="source rows -> mapInArrow(run_pre_shuffle), a row of pickled fields per re-keyed record",
     checked_by="tests/engine/test_fused_group_by.py",
+    requires=("group-by-shuffle",),
 )
 
 #: ``.final()`` time windows with built-in aggregations are computed a batch at a time
@@ -230,6 +249,7 @@ TASK_PER_CORE = Strategy(
 STRATEGIES: tuple[Strategy, ...] = (
     FUSED_SOURCE,
     PACKED_BUCKETS,
+    GROUP_BY_SHUFFLE,
     FUSED_GROUP_BY,
     COLUMNAR_WINDOWS,
     ONE_FLUSH_PER_PARTITION,

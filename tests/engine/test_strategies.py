@@ -12,6 +12,7 @@ from streamspark.engine.strategies import (
     COLUMNAR_WINDOWS,
     FUSED_GROUP_BY,
     FUSED_SOURCE,
+    GROUP_BY_SHUFFLE,
     ONE_FLUSH_PER_PARTITION,
     PACKED_BUCKETS,
     RAW_SINK_CHUNKS,
@@ -72,10 +73,17 @@ def test_a_current_window_has_no_columnar_form():
     assert COLUMNAR_WINDOWS.name not in plan_paths(plan)
 
 
-def test_a_group_by_pipeline_takes_the_fused_group_by_only():
+def test_a_group_by_pipeline_takes_the_shuffle_and_the_fused_group_by():
     plan = plan_of(lambda app, sdf: sdf.group_by("g").apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
-    assert plan_paths(plan) == {FUSED_GROUP_BY.name}
-    assert plan_paths(plan, {"fused-group-by"}) == frozenset()
+    assert plan_paths(plan) == {GROUP_BY_SHUFFLE.name, FUSED_GROUP_BY.name}
+    assert plan_paths(plan, {"fused-group-by"}) == {GROUP_BY_SHUFFLE.name}
+    # the fused group_by builds on the shuffle
+    assert plan_paths(plan, {"group-by-shuffle"}) == frozenset()
+
+
+def test_a_group_by_after_a_stateful_step_takes_no_shuffle():
+    plan = plan_of(lambda app, sdf: sdf.apply(lambda v, state: v, stateful=True).group_by("g").to_topic(app.topic("out")))
+    assert GROUP_BY_SHUFFLE.name not in plan_paths(plan) and FUSED_GROUP_BY.name not in plan_paths(plan)
 
 
 def test_one_flush_per_partition_needs_packed_buckets_and_at_least_once():

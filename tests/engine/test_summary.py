@@ -71,6 +71,8 @@ def test_stages_compare_as_their_words():
         "streamspark.engine.allocators",
         "streamspark.engine.bucketing",
         "streamspark.engine.count_budget",
+        "streamspark.engine.repartition",
+        "streamspark.engine.strategies",
         "streamspark.engine.driver_preload",
         "streamspark.engine.fork_server",
         "streamspark.engine.lag",

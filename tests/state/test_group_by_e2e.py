@@ -8,7 +8,6 @@ import pytest
 
 from streamspark.dataframe import StreamingDataFrame
 from streamspark.dataframe.exceptions import GroupByDuplicate, GroupByLimitExceeded, GroupByNestingLimit
-from streamspark.exceptions import InvalidTopology
 from streamspark.models import Topic
 
 from .test_stateful_e2e import count
@@ -78,15 +77,6 @@ def test_group_by_callable_then_to_topic_with_new_key(make_app, kafka):
     sdf.to_topic(app.topic(out, key_serializer="str"))
     app.run(count=3, timeout=60)
     assert sorted(m.key() for m in kafka.consume(out, expected=3)) == [b"user-1", b"user-1", b"user-2"]
-
-
-def test_stateful_before_group_by_is_refused_clearly(make_app, kafka):
-    src = kafka.new_topic()
-    app = make_app()
-    sdf = app.dataframe(app.topic(src)).apply(count, stateful=True)
-    sdf.group_by("x")
-    with pytest.raises(InvalidTopology, match="before a group_by"):
-        app.run(timeout=1)
 
 
 def test_group_by_column_then_to_topic_with_default_serializers(make_app, kafka):

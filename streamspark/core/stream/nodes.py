@@ -41,6 +41,7 @@ __all__ = (
     "WindowNode",
     "GroupByNode",
     "ToTopicNode",
+    "RepartitionNode",
     "SinkNode",
     "MergeNode",
     "MergeIntoNode",
@@ -398,15 +399,30 @@ class GroupByNode(StreamNode):
 
     kind = "group_by"
     not_returning = "Transform functions are not allowed"
-    __slots__ = ("func", "name", "group_stream_id")
+    __slots__ = ("func", "name", "group_stream_id", "serdes")
 
-    def __init__(self, key_func: Callable[[Any], Any], name: str, group_stream_id: str) -> None:
+    def __init__(
+        self,
+        key_func: Callable[[Any], Any],
+        name: str,
+        group_stream_id: str,
+        serdes: Optional[dict[str, Any]] = None,
+    ) -> None:
         super().__init__()
         self.func = key_func
         #: the group's name (the reference's repartition topic name)
         self.name = name
         #: the stream id of the re-keyed stream
         self.group_stream_id = group_stream_id
+        #: the repartition topic's ``value_serializer``, ``key_serializer``,
+        #: ``value_deserializer`` and ``key_deserializer`` (when one is used: see
+        #: ``engine.repartition``); empty: JSON for all four
+        self.serdes = dict(serdes or {})
+
+    @property
+    def origin_stream_id(self) -> str:
+        """The stream id of the dataframe this ``group_by`` was called on."""
+        return self.group_stream_id.rsplit(f"--groupby--{self.name}", 1)[0]
 
     def compile(self, downstream: PushFn, ctx: CompileContext) -> PushFn:
         key_func = self.func
@@ -458,6 +474,35 @@ class ToTopicNode(StreamNode):
 
     def step_name(self) -> str:
         return str(getattr(self.topic, "name", self.topic))
+
+
+class RepartitionNode(ToTopicNode):
+    """The end of a branch that ``group_by`` re-keys through a repartition topic, as the
+    reference does: each record goes to ``topic`` keyed by ``func(value)``, and nothing
+    follows here (the steps after the ``group_by`` read the topic, from a root of their own).
+
+    >>> sent = []
+    >>> class Out:
+    ...     def topic_sender(self, topic):
+    ...         return lambda v, k, t, h: sent.append((topic, v, k))
+    >>> node = RepartitionNode("repartition__g--orders--customer", lambda v: v["customer"])
+    >>> node.compile(lambda *a: sent.append("downstream"), CompileContext(emitter=Out()))({"customer": "c1"}, b"s1", 0, None)
+    >>> sent
+    [('repartition__g--orders--customer', {'customer': 'c1'}, 'c1')]
+    """
+
+    kind = "repartition"
+    __slots__ = ()
+
+    def compile(self, downstream: PushFn, ctx: CompileContext) -> PushFn:
+        send = ctx.need_emitter("group_by() through a repartition topic").topic_sender(self.topic)
+        key_fn = self.func
+        assert key_fn is not None
+
+        def push(v: Any, k: Any, t: int, h: Any) -> None:
+            send(v, key_fn(v), t, h)
+
+        return push
 
 
 class SinkNode(StreamNode):

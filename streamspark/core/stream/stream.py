@@ -181,12 +181,15 @@ class Stream:
     def add_sink(self, sink: Any) -> "Stream":
         return self.add(SinkNode(sink))
 
-    def add_group_by(self, key_func: Callable[[Any], Any], name: str, stream_id: str) -> "Stream":
+    def add_group_by(
+        self, key_func: Callable[[Any], Any], name: str, stream_id: str, serdes: Optional[dict[str, Any]] = None
+    ) -> "Stream":
         """Re-key records with ``key_func(value)``; downstream state is scoped by the new key.
 
-        On Spark this is where records are shuffled by their new key.
+        On Spark this is where records are shuffled by their new key, or written to a
+        repartition topic (``serdes``: its serializers and deserializers).
         """
-        return self.add(GroupByNode(key_func, name, stream_id))
+        return self.add(GroupByNode(key_func, name, stream_id, serdes))
 
     def add_returning(self, kind: str, returning: "Stream", func: Optional[Callable[[Any, Any], Any]] = None) -> "Stream":
         """A filter (``kind="filter"``) on the result of the detached chain ``returning`` (from

@@ -153,7 +153,9 @@ class TopicManager:
         """Define and register an internal repartition topic,
         ``repartition__{consumer_group}--{stream_id}--{operation}``.
 
-        (A ``group_by`` in streamspark re-keys through a Spark shuffle and creates none.)
+        ``app.run()`` defines one for a ``group_by`` that re-keys through a topic (a
+        ``group_by`` whose state all comes after it re-keys through Spark's shuffle, without
+        one: ``engine/repartition.py``).
         """
         topic = Topic(
             name=self._internal_name("repartition", stream_id, operation),
