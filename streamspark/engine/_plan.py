@@ -6,7 +6,7 @@ import dataclasses
 import functools
 from typing import Any, Callable, Optional
 
-from ..core.stream.nodes import GroupByNode, MergeIntoNode, MergeNode, SinkNode, StreamNode, WindowNode
+from ..core.stream.nodes import GroupByNode, MergeIntoNode, MergeNode, RepartitionNode, SinkNode, StreamNode, WindowNode
 from ..models.topics.topic import Topic
 
 __all__ = ("PipelinePlan",)
@@ -173,7 +173,7 @@ class PipelinePlan:
         """
         if any(node.expand for node in self.nodes()):
             return None
-        return max((_branch_ends(root) for root in self.roots.values()), default=1)
+        return max(1, max((_branch_ends(root) for root in self.roots.values()), default=1))
 
     def window_nodes(self) -> list[WindowNode]:
         return [node for node in self.nodes() if isinstance(node, WindowNode)]
@@ -181,9 +181,12 @@ class PipelinePlan:
 
 def _branch_ends(node: StreamNode) -> int:
     """How many branch ends a record entering ``node`` reaches (a merged stream continues
-    below its merge node)."""
+    below its merge node); a branch that ends in a repartition topic gives no output there
+    (its records give theirs after it, read back from the topic's own root)."""
     if isinstance(node, MergeIntoNode):
         node = node.target
+    if isinstance(node, RepartitionNode):
+        return 0
     if not node.children:
         return 1
     return sum(_branch_ends(child) for child in node.children)

@@ -90,7 +90,9 @@ def through_repartition_topics(plan: Any, topic_for: Callable[[GroupByNode, list
     steps after it read that topic (see the module); returns the topics' names.
 
     :param topic_for: the repartition topic of a ``group_by`` node, given the input topics
-        whose records reach it (the application registers and creates it).
+        whose records reach it (the application registers and creates it). It is asked for
+        the ``group_by`` nodes upstream first, so a ``group_by`` fed by another one's
+        repartition topic (through a ``concat``) is given that created topic.
     """
     roots = copy_graph(plan.roots)
     topics: dict[str, Topic] = dict(plan.topics)
@@ -109,6 +111,11 @@ def through_repartition_topics(plan: Any, topic_for: Callable[[GroupByNode, list
         root.children = group.children
         for child in root.children:
             child.parent = root
+        # a merge fed by the group_by (``other.concat(sdf.group_by(...))``, a join with it on
+        # the right) is now fed by the repartition topic's root
+        for node in _nodes(roots):
+            if isinstance(node, MergeNode):
+                node.merged_from = [root if side is group else side for side in node.merged_from]
         roots[topic.name] = root
         names[id(root)] = topic.name
         topics[topic.name] = topic

@@ -66,6 +66,56 @@ def test_the_rewrite_cuts_a_copy_and_leaves_the_dataframes_as_they_were():
     assert plan.roots["orders"] is not sdf.stream.root()
 
 
+def test_a_merge_fed_by_a_group_by_is_fed_by_its_repartition_topic():
+    """``orders.concat(payments.group_by(...))`` and a join with a re-keyed right side: after
+    the rewrite the merge's records come from the repartition topic (what its time alignment,
+    its co-partitioning check and its topics follow)."""
+    from streamspark.core.stream import sources_of
+    from streamspark.core.stream.nodes import MergeNode
+
+    orders, payments = StreamingDataFrame(Topic("orders")), StreamingDataFrame(Topic("payments"))
+    orders.concat(payments.group_by("order")).apply(count_per_key, stateful=True)
+    plan = _plan(orders, payments)
+    through_repartition_topics(plan, lambda group, sources: Topic(f"rp-{group.name}"))
+    (merge,) = [node for node in plan.nodes() if isinstance(node, MergeNode)]
+    assert sorted(plan.roots[name].id for name in ("orders", "rp-order")) == sorted(root.id for root in sources_of(merge))
+    assert plan.time_aligned
+
+    readings, configs = StreamingDataFrame(Topic("readings")), StreamingDataFrame(Topic("configs"))
+    readings.join_asof(configs.group_by("device"))
+    plan = _plan(readings, configs)
+    through_repartition_topics(plan, lambda group, sources: Topic(f"rp-{group.name}"))
+    (join,) = [node for node in plan.nodes() if isinstance(node, MergeNode)]
+    assert {id(root) for root in sources_of(join, through_group_by=False)} == {
+        id(plan.roots["readings"]),
+        id(plan.roots["rp-device"]),
+    }
+
+
+def test_a_group_by_fed_by_another_ones_topic_is_given_that_topic_first():
+    a, b = StreamingDataFrame(Topic("a")), StreamingDataFrame(Topic("b"))
+    a.group_by("x").concat(b).group_by("y").apply(count_per_key, stateful=True)
+    plan = _plan(a, b)
+    asked = []
+
+    def topic_for(group, sources):
+        asked.append((group.name, sorted(t.name for t in sources)))
+        return Topic(f"rp-{group.name}")
+
+    assert through_repartition_topics(plan, topic_for) == ["rp-x", "rp-y"]
+    assert asked == [("x", ["a"]), ("y", ["b", "rp-x"])]
+
+
+def test_a_branch_into_a_repartition_topic_is_not_counted_as_an_output():
+    sdf = StreamingDataFrame(Topic("orders"))
+    sdf = sdf.apply(count_per_key, stateful=True)
+    sdf.group_by("room").apply(count_per_room, stateful=True)
+    sdf.apply(lambda v: v)  # a branch beside the group_by: one output per record
+    plan = _plan(sdf)
+    through_repartition_topics(plan, lambda group, sources: Topic("rp"))
+    assert plan.outputs_per_record() == 1
+
+
 def test_a_shuffle_that_can_run_the_plan_is_kept_unless_left_out():
     sdf = StreamingDataFrame(Topic("orders"))
     sdf.group_by("room").apply(count_per_room, stateful=True)
@@ -176,3 +226,37 @@ def test_a_join_of_a_re_keyed_dataframe_with_one_that_is_not(make_app, kafka):
     assert sorted((r["t"], r["_key"], r.get("model")) for r in rows) == [
         (i, f"d{i % 3}", None if i % 3 == 2 else f"m{i % 3}") for i in range(6)
     ]
+
+
+def test_windows_closing_by_partition_after_a_group_by(make_app, kafka):
+    """``closing_strategy="partition"`` after a ``group_by``: the windows close by the time of
+    the repartition topic's partitions (a record far ahead on each room's partition closes all
+    the windows before it). The input is one partition of two, so the records reach the
+    repartition topic in timestamp order (records of two input partitions would interleave
+    there in the order they were processed, as in the reference)."""
+    src, out = kafka.new_topic(partitions=2), kafka.new_topic()
+    records = [(f"r{i % 3}", 1_000_000 + i * 1_000, i) for i in range(40)]
+    flushes = [(f"r{r}", 9_000_000 + r, 0) for r in range(3)]
+    kafka.produce(
+        src,
+        [
+            {
+                "value": json.dumps({"room": room, "v": v}).encode(),
+                "key": f"k{n % 4}".encode(),
+                "timestamp": ts,
+                "partition": 0,
+            }
+            for n, (room, ts, v) in enumerate(records + flushes)
+        ],
+    )
+    app = make_app()
+    sdf = app.dataframe(app.topic(src)).group_by("room")
+    sdf = sdf.apply(lambda v: v["v"]).tumbling_window(10_000).sum().final(closing_strategy="partition")
+    rows = app.run(count=12, timeout=60, metadata=True)
+    expected = collections.Counter()
+    for room, ts, v in records:
+        expected[(room, ts // 10_000 * 10_000)] += v
+    assert len(expected) == 12
+    assert sorted((r["_key"], r["start"], r["value"]) for r in rows) == sorted(
+        (room, start, v) for (room, start), v in expected.items()
+    )
