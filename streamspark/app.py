@@ -421,7 +421,13 @@ class Application:
         config: Optional[TopicConfig] = None,
         timestamp_extractor: Optional[TimestampExtractor] = None,
     ) -> Topic:
-        """Define a topic; it is created on ``run()`` when missing (``auto_create_topics``)."""
+        """Define a topic. As in Quix Streams, it is looked up on the broker at once and
+        created when missing (``auto_create_topics``, with ``config``, or the default of one
+        partition), and its ``broker_config`` is read; a program can produce to it right away.
+        When no broker accepts a connection yet, that happens on ``run()``.
+
+        :raises TopicNotFoundError: the topic does not exist and ``auto_create_topics`` is off.
+        """
         return self._topic_manager.topic(
             name,
             value_deserializer=value_deserializer,

@@ -8,7 +8,7 @@ import pytest
 
 from streamspark.exceptions import BrokerUnreachableError
 from streamspark.models import Topic, TopicAdmin, TopicConfig, TopicManager
-from streamspark.models.topics import TopicNotFoundError
+from streamspark.models.topics import TopicConfigurationError, TopicNotFoundError
 
 
 def test_create_inspect_list(broker):
@@ -26,11 +26,33 @@ def test_create_inspect_list(broker):
 
 
 def test_manager_validates_when_auto_create_is_off(broker):
+    """As in the reference, a missing topic is refused when it is defined."""
     admin = TopicAdmin(broker.address)
     manager = TopicManager(admin, consumer_group="g", auto_create_topics=False)
-    manager.topic(f"missing-{uuid.uuid4().hex[:8]}")
     with pytest.raises(TopicNotFoundError, match="auto_create_topics"):
-        manager.ensure_topics()
+        manager.topic(f"missing-{uuid.uuid4().hex[:8]}")
+
+
+def test_a_topic_is_created_when_defined_and_its_broker_config_read(broker, kafka):
+    """As in the reference: a program can produce to a topic it just defined, into the
+    partitions its config asks for (the broker's auto-creation would give it one)."""
+    admin = TopicAdmin(broker.address)
+    manager = TopicManager(admin, consumer_group="g")
+    name = f"defined-{uuid.uuid4().hex[:8]}"
+    topic = manager.topic(name, create_config=TopicConfig(num_partitions=3, replication_factor=1))
+    assert topic.broker_config.num_partitions == 3
+    assert admin.inspect_topics([name])[name].num_partitions == 3
+    kafka.produce(name, [{"value": b"v", "key": b"k", "partition": 2}])
+    assert len(kafka.consume(name, expected=1)) == 1
+
+
+def test_no_broker_yet_leaves_the_topic_to_the_run():
+    admin = TopicAdmin("127.0.0.1:1")
+    manager = TopicManager(admin, consumer_group="g", auto_create_topics=False)
+    topic = manager.topic("later")
+    assert manager.topics == {"later": topic}
+    with pytest.raises(TopicConfigurationError):
+        topic.broker_config
 
 
 def test_unreachable_broker_is_reported():

@@ -53,10 +53,18 @@ def test_topic_config_defaults():
 
 
 def test_missing_topics_without_auto_create():
-    manager = TopicManager(RecordingAdmin(), consumer_group="g", auto_create_topics=False)
-    manager.topic("missing")
+    admin = RecordingAdmin()
+    admin.reachable = lambda timeout=1.0: True  # a broker answers: topics are looked up when defined
+    manager = TopicManager(admin, consumer_group="g", auto_create_topics=False)
     with pytest.raises(TopicNotFoundError, match='"missing".*auto_create_topics'):
-        manager.ensure_topics()
+        manager.topic("missing")  # refused when defined, as in the reference
+    admin.existing["there"] = TopicConfig(2, 1, {})
+    assert manager.topic("there").broker_config.num_partitions == 2
+    admin.existing["gone-later"] = TopicConfig(1, 1, {})
+    manager.register(Topic("gone-later"))  # registered while it existed...
+    del admin.existing["gone-later"]
+    with pytest.raises(TopicNotFoundError, match='"gone-later".*auto_create_topics'):
+        manager.ensure_topics()  # ...and looked up again when the application runs
 
 
 def test_names_longer_than_255_characters_are_refused_before_creating():
@@ -72,7 +80,10 @@ def test_names_longer_than_255_characters_are_refused_when_defined():
     with pytest.raises(TopicNameLengthExceeded, match="255 character limit"):
         TopicManager(RecordingAdmin(), consumer_group="g").topic("x" * 256)
     # without auto-creation the name is only looked up on the broker
-    assert TopicManager(RecordingAdmin(), consumer_group="g", auto_create_topics=False).topic("y" * 256).name == "y" * 256
+    admin = RecordingAdmin()
+    admin.reachable = lambda timeout=1.0: True
+    admin.existing["y" * 256] = TopicConfig(1, 1, {})
+    assert TopicManager(admin, consumer_group="g", auto_create_topics=False).topic("y" * 256).name == "y" * 256
 
 
 def test_internal_topics_names_types_and_serializers():

@@ -64,6 +64,28 @@ class TopicAdmin:
             self._inner.poll(0)  # serves an OAuth token callback, when one is configured
         return self._inner
 
+    def reachable(self, timeout: float = 1.0) -> bool:
+        """True when a bootstrap server accepts a TCP connection within ``timeout`` seconds
+        (one tried after another): a quick check before asking the cluster something that
+        would otherwise wait for its whole timeout on an address nothing listens on.
+
+        >>> TopicAdmin("127.0.0.1:1").reachable()
+        False
+        """
+        import socket
+
+        for server in str(self._address or "").split(","):
+            address = server.strip().rsplit("://", 1)[-1]
+            host, _, port = address.rpartition(":")
+            if not host or not port.isdigit():
+                continue
+            try:
+                with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+                    return True
+            except OSError:
+                continue
+        return False
+
     def list_topics(self, timeout: float = -1) -> dict[str, Any]:
         """Return ``{name: TopicMetadata}`` of the cluster.
 

@@ -113,10 +113,13 @@ class TopicManager:
         timestamp_extractor: Optional[TimestampExtractor] = None,
     ) -> Topic:
         """Define and register a regular topic (created with the default config unless
-        ``create_config`` is given).
+        ``create_config`` is given). As in the reference, the topic is looked up on the broker
+        at once, created when missing (``auto_create_topics``), and its ``broker_config`` read;
+        when no broker answers yet, that is left to :meth:`ensure_topics` (``app.run()``).
 
         :raises TopicNameLengthExceeded: ``auto_create_topics`` is on and the name is longer
             than a topic to create may be (255 characters).
+        :raises TopicNotFoundError: the topic does not exist and ``auto_create_topics`` is off.
         """
         if self._auto_create_topics:
             self._validate_topic_name(name)
@@ -134,11 +137,46 @@ class TopicManager:
 
     def register(self, topic: Topic) -> Topic:
         """Register a topic as a regular one (a later definition of the same name replaces the
-        earlier one); a topic without ``create_config`` gets the default one."""
+        earlier one); a topic without ``create_config`` gets the default one. The topic is
+        looked up on the broker (and created) as :meth:`topic` does."""
         if topic.create_config is None:
             topic.create_config = self.topic_config()
+        self._sync_with_broker(topic)
         self._regular_topics[topic.name] = topic
         return topic
+
+    def _sync_with_broker(self, topic: Topic) -> None:
+        """Look ``topic`` up on the broker, create it when missing (``auto_create_topics``)
+        and read its broker config; nothing when no broker accepts a connection right away
+        (:meth:`ensure_topics` does it then)."""
+        from ...exceptions import BrokerUnreachableError
+
+        reachable = getattr(self._admin, "reachable", None)
+        if reachable is not None and not reachable():
+            logger.debug('No broker answers: topic "%s" is looked up and created when the application runs', topic.name)
+            return
+        try:
+            found = self._admin.inspect_topics([topic.name], timeout=self._timeout).get(topic.name)
+            if found is None:
+                if not self._auto_create_topics:
+                    raise TopicNotFoundError(
+                        f'Topic "{topic.name}" does not exist on the broker; create it or set auto_create_topics=True'
+                    )
+                self._validate_topic_name(topic.name)
+                self._admin.create_topics([topic], timeout=self._timeout, finalize_timeout=self._create_timeout)
+                found = self._admin.inspect_topics([topic.name], timeout=self._timeout).get(topic.name)
+        except BrokerUnreachableError as exc:
+            logger.debug('Topic "%s" is looked up when the application runs: %s', topic.name, exc)
+            return
+        if found is not None:
+            self._set_broker_config(topic, found)
+
+    def _set_broker_config(self, topic: Topic, config: TopicConfig) -> None:
+        topic.broker_config = TopicConfig(
+            num_partitions=config.num_partitions,
+            replication_factor=config.replication_factor,
+            extra_config={k: v for k, v in config.extra_config.items() if k in self._extra_config_imports},
+        )
 
     def repartition_topic(
         self,
@@ -263,11 +301,7 @@ class TopicManager:
             if config is None:
                 raise TopicNotFoundError(f'Topic "{name}" does not exist on the broker; create it or set auto_create_topics=True')
             topic = topics[name]
-            topic.broker_config = TopicConfig(
-                num_partitions=config.num_partitions,
-                replication_factor=config.replication_factor,
-                extra_config={k: v for k, v in config.extra_config.items() if k in self._extra_config_imports},
-            )
+            self._set_broker_config(topic, config)
             expected = topic.create_config.num_partitions if topic.create_config is not None else None
             if topic.is_changelog and expected is not None and config.num_partitions != expected:
                 raise TopicConfigurationMismatch(
