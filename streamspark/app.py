@@ -464,7 +464,8 @@ class Application:
 
     def add_source(self, source: "BaseSource", topic: Optional[Topic] = None) -> Topic:
         """Run ``source`` beside the pipeline: it produces into ``topic`` (default: the topic of
-        ``source.default_topic()``, named ``source__<name>``), created on ``run()`` when missing.
+        ``source.default_topic()``, named ``source__<name>``), created when missing (as
+        :meth:`topic` does).
 
         Each source runs in its own process, started by :meth:`run` and stopped with it. A
         source that fails stops the run with :class:`~streamspark.sources.SourceException`
@@ -491,7 +492,8 @@ class Application:
         return topic
 
     def register_output_topic(self, topic: Topic) -> None:
-        """Called by ``to_topic``: make sure the output topic is created on run."""
+        """Called by ``to_topic``: register the output topic (created when missing, as
+        :meth:`topic` does)."""
         if topic.name not in self._topic_manager.topics:
             self._topic_manager.register(topic)
         self._output_topics[topic.name] = topic

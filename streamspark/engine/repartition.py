@@ -98,8 +98,7 @@ def through_repartition_topics(plan: Any, topic_for: Callable[[GroupByNode, list
     topics: dict[str, Topic] = dict(plan.topics)
     names = {id(root): name for name, root in roots.items()}
     added: list[str] = []
-    groups = [node for node in _nodes(roots) if isinstance(node, GroupByNode)]
-    for group in groups:
+    for group in _upstream_first([node for node in _nodes(roots) if isinstance(node, GroupByNode)]):
         sources = [topics[names[id(root)]] for root in sources_of(group) if id(root) in names]
         topic = topic_for(group, sources)
         parent = group.parent
@@ -125,6 +124,39 @@ def through_repartition_topics(plan: Any, topic_for: Callable[[GroupByNode, list
     plan.repartitioned = bool(added)
     plan.__dict__.pop("time_aligned", None)  # a cached answer about the old graph
     return added
+
+
+def _upstream_first(groups: list[GroupByNode]) -> list[GroupByNode]:
+    """``groups`` ordered so that a ``group_by`` comes after those whose records reach it."""
+    ordered: list[GroupByNode] = []
+    pending = list(groups)
+    while pending:
+        for group in pending:
+            before = _upstream(group)
+            if not any(other is not group and any(other is node for node in before) for other in pending):
+                ordered.append(group)
+                pending.remove(group)
+                break
+        else:  # pragma: no cover - a cycle cannot be built with the dataframe API
+            ordered.extend(pending)
+            break
+    return ordered
+
+
+def _upstream(node: StreamNode) -> list[StreamNode]:
+    """Every node whose records reach ``node`` (through parents and merges)."""
+    found: list[StreamNode] = []
+    stack: list[StreamNode] = [node]
+    while stack:
+        current = stack.pop()
+        if any(current is seen for seen in found):
+            continue
+        found.append(current)
+        if current.parent is not None:
+            stack.append(current.parent)
+        if isinstance(current, MergeNode):
+            stack.extend(current.merged_from)
+    return found
 
 
 def _nodes(roots: dict[str, StreamNode]) -> list[StreamNode]:

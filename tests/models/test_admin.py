@@ -115,3 +115,28 @@ def test_admin_pickles_without_its_client():
     assert admin.admin_client is admin.admin_client  # created once
     copy = pickle.loads(pickle.dumps(admin))
     assert copy.admin_client is not admin.admin_client
+
+
+def test_a_listener_that_does_not_speak_kafka_is_waited_for_once(caplog):
+    """A TCP listener that never answers (a wrong port, a proxy): the first definition waits
+    for the timeout and warns, the next ones do not wait again; the run looks them up."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    try:
+        admin = TopicAdmin(f"127.0.0.1:{listener.getsockname()[1]}")
+        assert admin.reachable()
+        asked = []
+        inspect = admin.inspect_topics
+        admin.inspect_topics = lambda names, timeout=30: asked.append(names) or inspect(names, timeout)
+        manager = TopicManager(admin, consumer_group="g", timeout=1)
+        with caplog.at_level("WARNING", logger="streamspark"):
+            manager.topic("a")
+        assert "looked up when the application runs" in caplog.text
+        manager.topic("b")
+        assert asked == [["a"]], "the broker is asked once, not once per topic"
+        assert sorted(manager.topics) == ["a", "b"]
+    finally:
+        listener.close()

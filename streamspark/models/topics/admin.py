@@ -77,7 +77,9 @@ class TopicAdmin:
         for server in str(self._address or "").split(","):
             address = server.strip().rsplit("://", 1)[-1]
             host, _, port = address.rpartition(":")
-            if not host or not port.isdigit():
+            if not port.isdigit() or (address.startswith("[") and not host.endswith("]")):
+                host, port = address, "9092"  # no port: librdkafka's default
+            if not host:
                 continue
             try:
                 with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):

@@ -19,16 +19,19 @@ logger = logging.getLogger(__name__)
 
 
 class TopicManager:
-    """Registry of the topics an application uses; creates and checks them when it starts.
+    """Registry of the topics an application uses; creates and checks them.
 
-    Topics are only recorded when defined; :meth:`ensure_topics` creates the missing ones
-    (with ``auto_create_topics``) and reads every topic's broker config.
+    A regular topic is looked up on the broker when it is defined (created when missing, with
+    ``auto_create_topics``), as in the reference; :meth:`ensure_topics`, when the application
+    starts, creates what is still missing (the internal topics, topics defined while no broker
+    answered) and reads every topic's broker config.
 
     :param topic_admin: the admin client.
     :param consumer_group: the application's consumer group (part of internal topic names).
     :param timeout: response timeout of the broker calls (seconds).
     :param create_timeout: how long topic creation may take (seconds).
-    :param auto_create_topics: create missing topics when the application starts.
+    :param auto_create_topics: create missing topics (else a missing topic is
+        ``TopicNotFoundError``).
 
     >>> manager = TopicManager(TopicAdmin("127.0.0.1:9092"), consumer_group="g")  # doctest: +SKIP
     >>> manager.topic("readings").create_config.num_partitions  # doctest: +SKIP
@@ -57,6 +60,9 @@ class TopicManager:
         self._timeout = timeout
         self._create_timeout = create_timeout
         self._auto_create_topics = auto_create_topics
+        #: whether a broker answered this manager's first lookup (None: not asked yet); once
+        #: none did, topics are left to :meth:`ensure_topics` without asking again
+        self._broker_answers: Optional[bool] = None
         self._regular_topics: dict[str, Topic] = {}
         self._repartition_topics: dict[str, Topic] = {}
         self._changelog_topics: dict[Optional[str], dict[str, Topic]] = {}
@@ -151,9 +157,12 @@ class TopicManager:
         (:meth:`ensure_topics` does it then)."""
         from ...exceptions import BrokerUnreachableError
 
-        reachable = getattr(self._admin, "reachable", None)
-        if reachable is not None and not reachable():
-            logger.debug('No broker answers: topic "%s" is looked up and created when the application runs', topic.name)
+        if self._broker_answers is None:
+            reachable = getattr(self._admin, "reachable", None)
+            self._broker_answers = reachable is None or bool(reachable())
+            if not self._broker_answers:
+                logger.debug("No broker accepts a connection yet: topics are looked up when the application runs")
+        if not self._broker_answers:
             return
         try:
             found = self._admin.inspect_topics([topic.name], timeout=self._timeout).get(topic.name)
@@ -166,7 +175,9 @@ class TopicManager:
                 self._admin.create_topics([topic], timeout=self._timeout, finalize_timeout=self._create_timeout)
                 found = self._admin.inspect_topics([topic.name], timeout=self._timeout).get(topic.name)
         except BrokerUnreachableError as exc:
-            logger.debug('Topic "%s" is looked up when the application runs: %s', topic.name, exc)
+            # asked once: a broker that does not answer would make each definition wait
+            self._broker_answers = False
+            logger.warning("Topics are looked up when the application runs: %s", exc)
             return
         if found is not None:
             self._set_broker_config(topic, found)
