@@ -595,16 +595,14 @@ class Application:
             return
 
         def topic_for(group: Any, sources: list[Topic]) -> Topic:
-            topic = self._topic_manager.repartition_topic(
+            # created with its broker settings read: a group_by fed by this one's topic
+            # derives its own topic's settings from it
+            return self._topic_manager.repartition_topic(
                 operation=group.name,
                 stream_id=group.origin_stream_id,
                 config=self._topic_manager.derive_topic_config(sources),
                 **group.serdes,
             )
-            # created (and its broker settings read) now: a group_by fed by this one's topic
-            # derives its own topic's settings from it
-            self._topic_manager.ensure_topics()
-            return topic
 
         names = through_repartition_topics(plan, topic_for)
         logger.info("Re-keying through the repartition topic(s) %s", ", ".join(names))

@@ -39,7 +39,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
-from ..core.stream import sources_of
+from ..core.stream import sources_of, upstream_of
 from ..core.stream.nodes import GroupByNode, MergeIntoNode, MergeNode, RepartitionNode, RootNode, StreamNode
 from ..models.topics.topic import Topic
 from .strategies import GROUP_BY_SHUFFLE, Strategies
@@ -94,12 +94,12 @@ def through_repartition_topics(plan: Any, topic_for: Callable[[GroupByNode, list
         the ``group_by`` nodes upstream first, so a ``group_by`` fed by another one's
         repartition topic (through a ``concat``) is given that created topic.
     """
-    roots = copy_graph(plan.roots)
-    topics: dict[str, Topic] = dict(plan.topics)
-    names = {id(root): name for name, root in roots.items()}
+    plan.roots = copy_graph(plan.roots)
+    plan.topics = dict(plan.topics)
+    names = {id(root): name for name, root in plan.roots.items()}
     added: list[str] = []
-    for group in _upstream_first([node for node in _nodes(roots) if isinstance(node, GroupByNode)]):
-        sources = [topics[names[id(root)]] for root in sources_of(group) if id(root) in names]
+    for group in _upstream_first([node for node in plan.nodes() if isinstance(node, GroupByNode)]):
+        sources = [plan.topics[names[id(root)]] for root in sources_of(group) if id(root) in names]
         topic = topic_for(group, sources)
         parent = group.parent
         assert parent is not None, "a group_by always follows a step or a root"
@@ -112,15 +112,13 @@ def through_repartition_topics(plan: Any, topic_for: Callable[[GroupByNode, list
             child.parent = root
         # a merge fed by the group_by (``other.concat(sdf.group_by(...))``, a join with it on
         # the right) is now fed by the repartition topic's root
-        for node in _nodes(roots):
+        for node in plan.nodes():
             if isinstance(node, MergeNode):
                 node.merged_from = [root if side is group else side for side in node.merged_from]
-        roots[topic.name] = root
+        plan.roots[topic.name] = root
+        plan.topics[topic.name] = topic
         names[id(root)] = topic.name
-        topics[topic.name] = topic
         added.append(topic.name)
-    plan.roots = roots
-    plan.topics = topics
     plan.repartitioned = bool(added)
     plan.__dict__.pop("time_aligned", None)  # a cached answer about the old graph
     return added
@@ -132,7 +130,7 @@ def _upstream_first(groups: list[GroupByNode]) -> list[GroupByNode]:
     pending = list(groups)
     while pending:
         for group in pending:
-            before = _upstream(group)
+            before = upstream_of(group)
             if not any(other is not group and any(other is node for node in before) for other in pending):
                 ordered.append(group)
                 pending.remove(group)
@@ -141,29 +139,3 @@ def _upstream_first(groups: list[GroupByNode]) -> list[GroupByNode]:
             ordered.extend(pending)
             break
     return ordered
-
-
-def _upstream(node: StreamNode) -> list[StreamNode]:
-    """Every node whose records reach ``node`` (through parents and merges)."""
-    found: list[StreamNode] = []
-    stack: list[StreamNode] = [node]
-    while stack:
-        current = stack.pop()
-        if any(current is seen for seen in found):
-            continue
-        found.append(current)
-        if current.parent is not None:
-            stack.append(current.parent)
-        if isinstance(current, MergeNode):
-            stack.extend(current.merged_from)
-    return found
-
-
-def _nodes(roots: dict[str, StreamNode]) -> list[StreamNode]:
-    found: list[StreamNode] = []
-    stack = list(roots.values())
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        stack.extend(node.children)
-    return found

@@ -13,6 +13,7 @@ from .stream import (
     compose,
     describe,
     sources_of,
+    upstream_of,
 )
 
 __all__ = (
@@ -29,4 +30,5 @@ __all__ = (
     "InvalidTopology",
     "InvalidOperation",
     "sources_of",
+    "upstream_of",
 )

@@ -60,6 +60,7 @@ __all__ = (
     "BatchedWindow",
     "JoinStep",
     "sources_of",
+    "upstream_of",
 )
 
 #: f(value, key, timestamp_ms, headers) -> (value, key, timestamp_ms, headers)
@@ -220,7 +221,7 @@ class Stream:
         """
         if other == self:
             raise InvalidOperation("Cannot merge a SDF with itself")
-        if other.node in _upstream(self.node) or self.node in _upstream(other.node):
+        if other.node in upstream_of(self.node) or self.node in upstream_of(other.node):
             raise InvalidOperation("The target SDF is already present in the topology")
         node = MergeNode([other.node])
         merged = self.add(node)
@@ -247,7 +248,7 @@ class Stream:
             raise JoinStoreAlreadyRegisteredError(
                 f'A join already stores the records of "{stream}" in the store "{name}": pass a different name= to this join'
             )
-        if other != self and any(other.node is n for n in _upstream(self.node)):
+        if other != self and any(other.node is n for n in upstream_of(self.node)):
             other = other.add_apply(identity)
         joined = self.merge(other)
         assert isinstance(joined.node, MergeNode)
@@ -416,14 +417,15 @@ def sources_of(node: StreamNode, through_group_by: bool = True) -> list[StreamNo
     re-keyed records, whatever topic they came from.
     """
     found: list[StreamNode] = []
-    for n in _upstream(node, through_group_by):
+    for n in upstream_of(node, through_group_by):
         if n.parent is None and not any(n is f for f in found):
             found.append(n)
     return found
 
 
-def _upstream(node: StreamNode, through_group_by: bool = True) -> list[StreamNode]:
-    """``node`` and every node whose records reach it (through merges too)."""
+def upstream_of(node: StreamNode, through_group_by: bool = True) -> list[StreamNode]:
+    """``node`` and every node whose records reach it (through merges too); without
+    ``through_group_by``, the search stops at a ``group_by`` above ``node``."""
     found: list[StreamNode] = []
     pending = [node]
     while pending:

@@ -165,20 +165,26 @@ class TopicManager:
         if not self._broker_answers:
             return
         try:
-            found = self._admin.inspect_topics([topic.name], timeout=self._timeout).get(topic.name)
-            if found is None:
-                if not self._auto_create_topics:
-                    raise TopicNotFoundError(
-                        f'Topic "{topic.name}" does not exist on the broker; create it or set auto_create_topics=True'
-                    )
-                self._validate_topic_name(topic.name)
-                self._admin.create_topics([topic], timeout=self._timeout, finalize_timeout=self._create_timeout)
-                found = self._admin.inspect_topics([topic.name], timeout=self._timeout).get(topic.name)
+            self._create_and_read(topic)
         except BrokerUnreachableError as exc:
             # asked once: a broker that does not answer would make each definition wait
             self._broker_answers = False
             logger.warning("Topics are looked up when the application runs: %s", exc)
-            return
+
+    def _create_and_read(self, topic: Topic) -> None:
+        """Look ``topic`` up on the broker, create it when missing (``auto_create_topics``)
+        and read its broker config.
+
+        :raises TopicNotFoundError: it is missing and ``auto_create_topics`` is off.
+        :raises BrokerUnreachableError: the broker did not answer.
+        """
+        found = self._admin.inspect_topics([topic.name], timeout=self._timeout).get(topic.name)
+        if found is None:
+            if not self._auto_create_topics:
+                raise _not_found(topic.name)
+            self._validate_topic_name(topic.name)
+            self._admin.create_topics([topic], timeout=self._timeout, finalize_timeout=self._create_timeout)
+            found = self._admin.inspect_topics([topic.name], timeout=self._timeout).get(topic.name)
         if found is not None:
             self._set_broker_config(topic, found)
 
@@ -200,7 +206,8 @@ class TopicManager:
         key_serializer: Optional[SerializerType] = "json",
     ) -> Topic:
         """Define and register an internal repartition topic,
-        ``repartition__{consumer_group}--{stream_id}--{operation}``.
+        ``repartition__{consumer_group}--{stream_id}--{operation}``, created on the broker
+        when missing and its broker config read (as the reference does).
 
         ``app.run()`` defines one for a ``group_by`` that re-keys through a topic (a
         ``group_by`` whose state all comes after it re-keys through Spark's shuffle, without
@@ -215,6 +222,7 @@ class TopicManager:
             value_serializer=value_serializer,
             key_serializer=key_serializer,
         )
+        self._create_and_read(topic)
         self._repartition_topics[topic.name] = topic
         return topic
 
@@ -310,7 +318,7 @@ class TopicManager:
         found = self._admin.inspect_topics(list(topics), timeout=self._timeout)
         for name, config in found.items():
             if config is None:
-                raise TopicNotFoundError(f'Topic "{name}" does not exist on the broker; create it or set auto_create_topics=True')
+                raise _not_found(name)
             topic = topics[name]
             self._set_broker_config(topic, config)
             expected = topic.create_config.num_partitions if topic.create_config is not None else None
@@ -324,3 +332,7 @@ class TopicManager:
         if self._auto_create_topics:
             self.create_all_topics()
         self.validate_all_topics()
+
+
+def _not_found(name: str) -> TopicNotFoundError:
+    return TopicNotFoundError(f'Topic "{name}" does not exist on the broker; create it or set auto_create_topics=True')
