@@ -662,7 +662,8 @@ class Application:
         from .engine.bucketing import checkpoint_state_layout, default_state_buckets
         from .engine.masters import check_state_dir, is_local_master, running_session
         from .engine.pacing import min_batch_interval, trigger_interval
-        from .engine.runner import QueryRunner, RunLimits
+        from .engine.runner import QueryRunner, RunLimits, run_strategies
+        from .engine.strategies import PACKED_BUCKETS, STATE_READS_SOURCE
         from .engine.session import planned_shuffle_partitions, refuse_spark_connect
 
         refuse_spark_connect(self._config.spark_master)
@@ -688,8 +689,12 @@ class Application:
             default_state_buckets(partitions if is_local_master(master) else None),
             partitions,
             int_keys=bool(plan.group_nodes),  # the group_by paths key a bucket's rows by an int
+            # a new checkpoint buckets by partition where its state buckets can read their records
+            by_partition=all(run_strategies().enabled(s) for s in (PACKED_BUCKETS, STATE_READS_SOURCE))
+            and plan.fits_partition_buckets(partitions),
         )
-        buckets, plan.bucket_labels = layout
+        buckets, plan.bucket_labels = layout.buckets, layout.labels
+        plan.partition_buckets = layout.by_partition and not plan.group_nodes
         if self._config.processing_guarantee == "exactly-once":
             plan.eos = self._eos_config(checkpoint_id, buckets, plan.topics.values())
         plan.check_copartitioned()

@@ -19,7 +19,9 @@ What ``read`` emits depends on the pipeline (set by the query runner):
 - a stateful one without a group_by (``packed_buckets``): the records, already assigned to their
   state bucket (:func:`bucket_of_key`, or :func:`bucket_of_partition` for windows closing by
   partition), packed per (bucket, chunk) into one pickled row (:data:`PACKED_SCHEMA`), so the
-  shuffle to the stateful stage moves a few hundred rows instead of a row per record;
+  shuffle to the stateful stage moves a few hundred rows instead of a row per record; with
+  buckets by partition number and ``ranges_in_state``, a row per offset range naming it
+  (:class:`RangeRef`), whose records the state bucket reads itself (:class:`RangeReader`);
 - otherwise: a row per record (:data:`SOURCE_SCHEMA`).
 """
 
@@ -32,7 +34,7 @@ import pickle
 import time
 import uuid
 import zlib
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, NamedTuple, Optional, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -58,6 +60,8 @@ __all__ = (
     "bucket_of_key",
     "bucket_of_partition",
     "plan_tasks",
+    "RangeRef",
+    "RangeReader",
 )
 
 logger = logging.getLogger(__name__)
@@ -231,6 +235,8 @@ class _KafkaStreamReader(DataSourceStreamReader):
         self._bucket_by_partition = options.get("bucket_by") in ("partition", "partition_number")
         #: bucket a partition by its number alone (a plan with repartition topics)
         self._bucket_by_number = options.get("bucket_by") == "partition_number"
+        #: the state buckets read their partitions' records (``RangeRef`` rows, see :func:`packed_options`)
+        self._ranges_in_state = options.get("ranges_in_state") == "true"
         #: the end bucket of each shuffle partition: every task emits an empty row for each
         #: (see ``ProducerFlush``)
         self._end_buckets: list[int] = json.loads(options.get("end_buckets", "[]"))
@@ -508,8 +514,11 @@ class _KafkaStreamReader(DataSourceStreamReader):
             )
 
     def _read_packed(self, partition: InputPartition, buckets: int) -> Iterator[pa.RecordBatch]:
-        """One Arrow batch per chunk of records: a row per state bucket present in the chunk."""
-        for rows in self._read_records(partition, pickled_headers=False):
+        """One Arrow batch per chunk of records: a row per state bucket present in the chunk;
+        with ``ranges_in_state``, one batch of a row per offset range instead (no record read)."""
+        if self._ranges_in_state:
+            yield self._range_refs(partition, buckets)
+        for rows in () if self._ranges_in_state else self._read_records(partition, pickled_headers=False):
             part = rows[0][1]  # a chunk holds one range's records
             groups: dict[int, list[tuple[Any, ...]]]
             if self._bucket_by_partition:
@@ -548,6 +557,22 @@ class _KafkaStreamReader(DataSourceStreamReader):
                 schema=PACKED_ARROW,
             )
 
+    def _range_refs(self, partition: InputPartition, buckets: int) -> pa.RecordBatch:
+        """A packed row per offset range of the task, naming the range (:class:`RangeRef`)
+        instead of holding its records: the state bucket of its partition reads them."""
+        ranges = list(partition.value)
+        found = [bucket_of_partition(None if self._bucket_by_number else topic, part, buckets) for topic, part, _, _ in ranges]
+        labels = self._bucket_labels
+        return pa.RecordBatch.from_arrays(
+            [
+                pa.array([labels[bucket] for bucket in found] if labels else found, pa.int64()),
+                pa.array([part for _, part, _, _ in ranges], pa.int32()),
+                pa.array([begin for _, _, begin, _ in ranges], pa.int64()),
+                pa.array([pickle.dumps(RangeRef(*r), protocol=pickle.HIGHEST_PROTOCOL) for r in ranges], pa.binary()),
+            ],
+            schema=PACKED_ARROW,
+        )
+
     def _read_records(self, partition: InputPartition, pickled_headers: bool) -> Iterator[list[tuple[Any, ...]]]:
         """The task's records, range after range, ``_ROWS_PER_ARROW_BATCH`` at a time (a chunk
         never spans two ranges), each a tuple in ``ARROW_SCHEMA`` order (topic, partition,
@@ -565,49 +590,107 @@ class _KafkaStreamReader(DataSourceStreamReader):
     def _read_range(
         self, consumer: Any, topic: str, part: int, begin: int, stop: int, pickled_headers: bool
     ) -> Iterator[list[tuple[Any, ...]]]:
-        from confluent_kafka import KafkaError, KafkaException, TopicPartition
+        return read_range(consumer, topic, part, begin, stop, pickled_headers, self._timeout)
 
-        consumer.assign([TopicPartition(topic, part, begin)])
-        rows: list[tuple[Any, ...]] = []
-        append = rows.append
-        position = begin
+
+class RangeRef(NamedTuple):
+    """A packed chunk that names its records instead of holding them: one offset range of a
+    Kafka partition, which the state bucket reads itself (the ``state-reads-source`` fast path:
+    the records then cross no shuffle, see :func:`packed_options`).
+
+    >>> pickle.loads(pickle.dumps(RangeRef("readings", 2, 100, 250)))
+    RangeRef(topic='readings', partition=2, begin=100, stop=250)
+    """
+
+    topic: str
+    partition: int
+    begin: int
+    stop: int
+
+
+@dataclasses.dataclass(frozen=True)
+class RangeReader:
+    """Reads the records of :class:`RangeRef` chunks inside a state bucket, with the source's
+    Kafka settings (credentials: kept out of the repr) and its ``request_timeout``.
+
+    >>> "s3cret" in repr(RangeReader('{"sasl.password": "s3cret"}', 30.0))
+    False
+    """
+
+    kafka_config_json: str = dataclasses.field(repr=False)
+    timeout: float
+
+    def records(self, ref: RangeRef) -> Iterator[tuple[Any, ...]]:
+        """The range's records, in offset order, as the source reads them (``ARROW_SCHEMA``
+        order, headers not pickled)."""
+        from confluent_kafka import KafkaException
+
+        consumer = None
+        try:
+            consumer = _worker_consumer(self.kafka_config_json)
+            for rows in read_range(consumer, ref.topic, ref.partition, ref.begin, ref.stop, False, self.timeout):
+                yield from rows
+        except KafkaException as exc:
+            raise KafkaSourceError(f"Reading {ref.topic}[{ref.partition}] from offset {ref.begin} failed: {exc}") from exc
+        finally:
+            try:
+                if consumer is not None:
+                    consumer.unassign()
+            except Exception:
+                _worker_consumers.pop(self.kafka_config_json, None)
+
+
+def read_range(
+    consumer: Any, topic: str, part: int, begin: int, stop: int, pickled_headers: bool, timeout: float
+) -> Iterator[list[tuple[Any, ...]]]:
+    """The records of ``topic[part]`` from ``begin`` to ``stop`` (exclusive), in chunks of
+    ``_ROWS_PER_ARROW_BATCH`` (tuples in ``ARROW_SCHEMA`` order); a gap (control records,
+    compaction) is skipped, and no progress within ``timeout`` seconds is a
+    :class:`KafkaSourceError`."""
+    from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+    consumer.assign([TopicPartition(topic, part, begin)])
+    rows: list[tuple[Any, ...]] = []
+    append = rows.append
+    position = begin
+    last_progress = time.monotonic()
+    while position < stop:
+        msgs = consumer.consume(num_messages=min(stop - position, 10_000), timeout=0.5)
+        if not msgs:
+            # control records (transactions) and compaction leave gaps: ask the position
+            pos = consumer.position([TopicPartition(topic, part)])[0].offset
+            if pos >= stop:
+                break
+            if time.monotonic() - last_progress > timeout:
+                raise KafkaSourceError(
+                    f"No data from {topic}[{part}] at offset {position} (planned up to {stop}) within request_timeout={timeout}s"
+                )
+            continue
         last_progress = time.monotonic()
-        while position < stop:
-            msgs = consumer.consume(num_messages=min(stop - position, 10_000), timeout=0.5)
-            if not msgs:
-                # control records (transactions) and compaction leave gaps: ask the position
-                pos = consumer.position([TopicPartition(topic, part)])[0].offset
-                if pos >= stop:
-                    break
-                if time.monotonic() - last_progress > self._timeout:
-                    raise KafkaSourceError(
-                        f"No data from {topic}[{part}] at offset {position} (planned up to {stop}) "
-                        f"within request_timeout={self._timeout}s"
-                    )
-                continue
-            last_progress = time.monotonic()
-            for msg in msgs:
-                err = msg.error()
-                if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:  # noqa: SLF001 (librdkafka's public code name)
-                        continue
-                    raise KafkaException(err)
-                offset = msg.offset()
-                if offset >= stop:
-                    position = stop
-                    break
-                position = offset + 1
-                ts_type, ts = msg.timestamp()
-                hdrs = msg.headers()
-                if hdrs and pickled_headers:
-                    hdrs = pickle.dumps(hdrs, protocol=pickle.HIGHEST_PROTOCOL)
-                append((topic, part, offset, ts, ts_type, msg.key(), msg.value(), hdrs or None))
-            if len(rows) >= _ROWS_PER_ARROW_BATCH:
-                yield rows
-                rows = []
-                append = rows.append
-        if rows:
+        for msg in msgs:
+            err = msg.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:  # noqa: SLF001 (librdkafka's public code name)
+                    continue
+                raise KafkaException(err)
+            offset = msg.offset()
+            if offset >= stop:
+                position = stop
+                break
+            position = offset + 1
+            ts_type, ts = msg.timestamp()
+            hdrs = msg.headers()
+            if hdrs and pickled_headers:
+                hdrs = pickle.dumps(hdrs, protocol=pickle.HIGHEST_PROTOCOL)
+            append((topic, part, offset, ts, ts_type, msg.key(), msg.value(), hdrs or None))
+        if len(rows) >= _ROWS_PER_ARROW_BATCH:
             yield rows
+            rows = []
+            append = rows.append
+            # the caller's time with the chunk (a state bucket processing it) is no broker silence
+            last_progress = time.monotonic()
+    if rows:
+        yield rows
 
 
 #: a small micro-batch (a steady trickle) gets a Spark task per this many records, at most
@@ -766,17 +849,28 @@ def packed_options(
     end_buckets: Sequence[int] = (),
     labels: Sequence[int] = (),
     by_partition_number: bool = False,
+    ranges_in_state: bool = False,
 ) -> dict[str, str]:
     """Source options for packed rows per state bucket (``buckets`` buckets, by message key or
     by Kafka partition, or by partition number whatever the topic with
     ``by_partition_number``, each row keyed by its bucket's label when ``labels`` are given),
-    and an empty row for each end bucket when given.
+    and an empty row for each end bucket when given. With ``ranges_in_state`` (buckets by
+    partition only), a task's rows name its offset ranges (:class:`RangeRef`) instead of
+    holding their records, and each state bucket reads its partitions' records itself
+    (:class:`RangeReader`): the records cross no shuffle, and the stateful stage starts as
+    soon as the source's tasks have planned their ranges instead of read them.
 
     >>> packed_options(8, True, by_partition_number=True)
     {'packed_buckets': '8', 'bucket_by': 'partition_number'}
+    >>> packed_options(8, True, by_partition_number=True, ranges_in_state=True)["ranges_in_state"]
+    'true'
     """
+    if ranges_in_state and not by_partition:
+        raise ValueError("ranges_in_state needs buckets by partition: a bucket reads whole partitions")
     bucket_by = "partition_number" if by_partition_number else "partition" if by_partition else "key"
     options = {"packed_buckets": str(buckets), "bucket_by": bucket_by}
+    if ranges_in_state:
+        options["ranges_in_state"] = "true"
     if end_buckets:
         options["end_buckets"] = json.dumps(list(end_buckets))
     if labels:

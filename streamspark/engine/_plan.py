@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..core.stream.nodes import GroupByNode, MergeIntoNode, MergeNode, RepartitionNode, SinkNode, StreamNode, WindowNode
 from ..models.topics.topic import Topic
+
+if TYPE_CHECKING:
+    from ._kafka_source import RangeReader
 
 __all__ = ("PipelinePlan",)
 
@@ -43,6 +46,15 @@ class PipelinePlan:
     #: and reach the repartition topic in that order, as in the reference, and the records of
     #: a key in every (co-partitioned) topic meet in one bucket
     repartitioned: bool = False
+    #: the checkpoint buckets state by Kafka partition number (``bucketing.StateLayout``), as
+    #: a new one does when the ``state-reads-source`` fast path fits the plan
+    #: (:meth:`fits_partition_buckets`): a bucket then holds whole partitions, so it can read
+    #: their records itself
+    partition_buckets: bool = False
+    #: reads the records of the source's offset ranges inside the state buckets (the
+    #: ``state-reads-source`` fast path; ``_kafka_source.RangeReader``, credentials: kept out
+    #: of the repr); None: the source sends the records
+    range_reader: Optional["RangeReader"] = dataclasses.field(default=None, repr=False)
     #: where ``print`` in a worker goes: the driver's stdout (``callbacks.forward_stdout``); None: the worker's own
     stdout: Optional[Callable[[str], None]] = None
 
@@ -81,7 +93,7 @@ class PipelinePlan:
                     "a join or stateful step follows (within one query, group_by() both dataframes, or "
                     "neither, before merging them)"
                 )
-        if self.by_partition:
+        if self._windows_close_by_partition():
             return 'closing_strategy="partition" after a group_by()'
         for root in self.roots.values():
             stack = [(root, False)]
@@ -134,12 +146,48 @@ class PipelinePlan:
 
     @property
     def by_partition(self) -> bool:
-        """True when a window closes by partition, or a group_by writes to a repartition
-        topic: state is then bucketed by Kafka partition, not by key."""
-        return self.repartitioned or any(
+        """True when a window closes by partition, a group_by writes to a repartition topic,
+        or the checkpoint buckets state by partition: state is then bucketed by Kafka
+        partition, not by key."""
+        return self.bucket_by_number or self._windows_close_by_partition()
+
+    @property
+    def bucket_by_number(self) -> bool:
+        """True when a partition's bucket follows its number alone, whatever the topic (a
+        repartition topic, or a checkpoint that buckets state by partition): the records of a
+        key in co-partitioned topics meet in one bucket."""
+        return self.repartitioned or self.partition_buckets
+
+    def _windows_close_by_partition(self) -> bool:
+        return any(
             getattr(window.processor, "clock", None) is not None and window.processor.clock.by_partition
             for window in self.window_nodes()
         )
+
+    def fits_partition_buckets(self, parallelism: Optional[int]) -> bool:
+        """Whether a new checkpoint of this plan should bucket its state by Kafka partition
+        number: a stateful plan without a group_by (a repartition topic's plan included, which
+        buckets by partition anyway) or windows closing by partition, whose topics' partition
+        counts (read from the broker) are all known, at least ``parallelism`` (the stateful
+        stage's tasks: fewer partitions would leave tasks without work, where buckets by key
+        spread any partition over them) and shared out evenly enough: the busiest task gets at
+        most a quarter more partitions than an even share (4 or 5 partitions on 2 tasks, not 3).
+
+        With no more partitions than buckets, each key's state is then kept per partition,
+        as the reference keeps it (a store per topic partition)."""
+        from ..models.topics.exceptions import TopicConfigurationError
+
+        if not self.stateful or self.group_nodes or self._windows_close_by_partition() or not parallelism:
+            return False
+        for name in self.roots:
+            try:
+                partitions = self.topics[name].broker_config.num_partitions
+            except TopicConfigurationError:  # not read from a broker
+                return False
+            busiest = -(-partitions // parallelism)  # partitions of the busiest task
+            if partitions < parallelism or busiest * parallelism * 4 > partitions * 5:
+                return False
+        return bool(self.roots)
 
     @property
     def idle_ms(self) -> Optional[int]:

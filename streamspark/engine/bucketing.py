@@ -255,23 +255,32 @@ def bucket_of_group(group: int, labels: tuple[int, ...]) -> int:
 
 
 class StateLayout(NamedTuple):
-    """How a checkpoint keeps its state: the bucket count, and each bucket's group key (empty:
-    the bucket number, as checkpoints without a record of their shuffle partitions do)."""
+    """How a checkpoint keeps its state: the bucket count, each bucket's group key (empty:
+    the bucket number, as checkpoints without a record of their shuffle partitions do), and
+    whether a bucket holds whole Kafka partitions (:func:`bucket_of_partition` of the number
+    alone) instead of the message keys :func:`bucket_of_key` gives it."""
 
     buckets: int
     labels: tuple[int, ...] = ()
+    by_partition: bool = False
 
 
 def checkpoint_state_layout(
-    checkpoint_dir: Path, requested: Optional[int], default: int, partitions: Optional[int], int_keys: bool = False
+    checkpoint_dir: Path,
+    requested: Optional[int],
+    default: int,
+    partitions: Optional[int],
+    int_keys: bool = False,
+    by_partition: bool = False,
 ) -> StateLayout:
     """The state layout of a run on the checkpoint in ``checkpoint_dir``.
 
     A new checkpoint (no micro-batch planned in its offset log yet) gets ``requested`` (the
     application's ``state_buckets``) or ``default`` buckets, placed evenly over ``partitions``
     shuffle partitions when known (``int_keys``: see :func:`balanced_labels`), and records
-    them, labels included (:data:`STATE_BUCKETS_FILE`). A checkpoint with micro-batches keeps
-    its recorded layout; a different ``requested`` count is refused with :class:`StateError`
+    them, labels included (:data:`STATE_BUCKETS_FILE`), bucketing state by partition number
+    with ``by_partition``. A checkpoint with micro-batches keeps its recorded layout (by key
+    when the record does not say); a different ``requested`` count is refused with :class:`StateError`
     (the count also numbers a run's exactly-once marker slots, stateless runs included). A
     checkpoint without a record (begun by an earlier version) keeps the bucket numbers as group
     keys, and ``requested`` or :data:`LEGACY_STATE_BUCKETS` buckets; a different count than its
@@ -280,18 +289,21 @@ def checkpoint_state_layout(
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp()) / "checkpoint"
     >>> checkpoint_state_layout(folder, None, 4, 2)
-    StateLayout(buckets=4, labels=(2, 0, 4, 1))
+    StateLayout(buckets=4, labels=(2, 0, 4, 1), by_partition=False)
     >>> (folder / "offsets").mkdir(); (folder / "offsets" / "0").touch()
     >>> checkpoint_state_layout(folder, None, 32, 8)
-    StateLayout(buckets=4, labels=(2, 0, 4, 1))
+    StateLayout(buckets=4, labels=(2, 0, 4, 1), by_partition=False)
     >>> legacy = Path(tempfile.mkdtemp()); (legacy / "offsets").mkdir(); (legacy / "offsets" / "0").touch()
     >>> checkpoint_state_layout(legacy, None, 16, 2)
-    StateLayout(buckets=64, labels=())
+    StateLayout(buckets=64, labels=(), by_partition=False)
+    >>> partitioned = Path(tempfile.mkdtemp())
+    >>> checkpoint_state_layout(partitioned, None, 4, 2, by_partition=True).by_partition
+    True
     """
     record = checkpoint_dir / STATE_BUCKETS_FILE
     if not _begun(checkpoint_dir):
         chosen = requested if requested is not None else default
-        layout = StateLayout(chosen, balanced_labels(chosen, partitions, int_keys) if partitions else ())
+        layout = StateLayout(chosen, balanced_labels(chosen, partitions, int_keys) if partitions else (), by_partition)
         _write_record(record, layout, partitions)
         return layout
     if not record.exists():
@@ -317,33 +329,48 @@ def _begun(checkpoint_dir: Path) -> bool:
 
 def _write_record(record: Path, layout: StateLayout, partitions: Optional[int]) -> None:
     record.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({"state_buckets": layout.buckets, "shuffle_partitions": partitions, "labels": list(layout.labels)})
+    text = json.dumps(
+        {
+            "state_buckets": layout.buckets,
+            "shuffle_partitions": partitions,
+            "labels": list(layout.labels),
+            "bucket_by": "partition_number" if layout.by_partition else "key",
+        }
+    )
     partial = record.with_name(record.name + ".tmp")
     with open(partial, "w", encoding="utf-8") as out:
         out.write(text + "\n")
         out.flush()
         os.fsync(out.fileno())
     os.replace(partial, record)
-    logger.debug("State layout: %d buckets over %s shuffle partitions (%s)", layout.buckets, partitions, record)
+    logger.debug(
+        "State layout: %d buckets over %s shuffle partitions, by %s (%s)",
+        layout.buckets,
+        partitions,
+        "partition" if layout.by_partition else "key",
+        record,
+    )
 
 
 def _read_record(record: Path) -> StateLayout:
     """The layout a record holds, checked."""
     try:
         data = json.loads(record.read_text(encoding="utf-8"))
-        stored, labels = data["state_buckets"], data.get("labels", [])
+        stored, labels, bucket_by = data["state_buckets"], data.get("labels", []), data.get("bucket_by", "key")
         if not _is_int(stored, least=1):
             raise ValueError(f"not a bucket count: {stored!r}")
         if not isinstance(labels, list) or not all(_is_int(label, least=0) for label in labels):
             raise ValueError(f"not a list of group keys: {labels!r}")
         if labels and (len(labels) != stored or len(set(labels)) != stored or max(labels) >= END_BUCKET_BASE):
             raise ValueError(f"{len(labels)} group keys for {stored} buckets")
+        if bucket_by not in ("key", "partition_number"):
+            raise ValueError(f"not a way to bucket state: {bucket_by!r}")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise StateError(
             f"Cannot read the state layout of the checkpoint from {record}: {exc}. The file is part of the "
             "checkpoint: restore it from a copy of the checkpoint, or clear the state (Application.clear_state())"
         ) from exc
-    return StateLayout(stored, tuple(labels))
+    return StateLayout(stored, tuple(labels), bucket_by == "partition_number")
 
 
 def _is_int(value: Any, least: int) -> bool:

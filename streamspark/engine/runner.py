@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 from ..exceptions import ProcessingError
 from ..exceptions.base import processing_error
-from ._kafka_source import fused_group_by_options, packed_options, query_source, source_options
+from ._kafka_source import RangeReader, fused_group_by_options, packed_options, query_source, source_options
 from ._plan import PipelinePlan
 from .pacing import records_per_batch, records_per_partition
 from .planner_processes import release_planner_processes
@@ -23,6 +23,7 @@ from .strategies import (
     ONE_FLUSH_PER_PARTITION,
     PACKED_BUCKETS,
     RELEASE_PLANNERS,
+    STATE_READS_SOURCE,
     TASK_PER_CORE,
     Strategies,
 )
@@ -183,7 +184,13 @@ class QueryRunner:
             # a stop that does not wait for the batch (a failed source, stop(fail=True)) interrupts
             # it: that interruption is not the run's failure
             if not (self.fail_fast and self._stop.is_set()):
-                self._failure = exc
+                # a task that could not read Kafka (the source's, or a state bucket reading its
+                # ranges) fails the batch with the source's error, as a failed planning does
+                source_error = kafka_source_failure(exc) if isinstance(exc, Exception) else None
+                if source_error is not None:
+                    source_error.__cause__ = exc
+                    self._source_failed = True
+                self._failure = source_error or exc
             self._stop.set()
             raise
         finally:
@@ -328,13 +335,18 @@ class QueryRunner:
                 if ONE_FLUSH_PER_PARTITION.name in plan.strategies:
                     partitions = shuffle_partitions(spark, self.checkpoint_dir)
                     plan.end_buckets = end_buckets(partitions) if partitions else ()
+                reads_source = STATE_READS_SOURCE.name in plan.strategies
+                if reads_source:
+                    # the state buckets read their partitions' records with the source's settings
+                    plan.range_reader = RangeReader(json.dumps(self.kafka_config), self.request_timeout)
                 options.update(
                     packed_options(
                         self.state_buckets,
                         plan.by_partition,
                         plan.end_buckets,
                         plan.bucket_labels,
-                        by_partition_number=plan.repartitioned,
+                        by_partition_number=plan.bucket_by_number,
+                        ranges_in_state=reads_source,
                     )
                 )
             df = spark.readStream.format(source.name()).options(**options).load()
@@ -367,7 +379,9 @@ class QueryRunner:
             keyed = df.mapInArrow(functools.partial(run_pre_shuffle, plan=plan, buckets=buckets), GROUPED_SCHEMA)
         elif plan.by_partition:
             # a window closing by partition sees every key of a Kafka partition in one bucket
-            keyed = df.withColumn("_bucket", partition_bucket_column(buckets, plan.bucket_labels, by_number=plan.repartitioned))
+            keyed = df.withColumn(
+                "_bucket", partition_bucket_column(buckets, plan.bucket_labels, by_number=plan.bucket_by_number)
+            )
         else:
             keyed = df.withColumn("_bucket", key_bucket_column(buckets, labels=plan.bucket_labels))
         return keyed.groupBy("_bucket").applyInPandasWithState(

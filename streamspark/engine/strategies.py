@@ -13,7 +13,7 @@ False
 >>> Strategies(plain={"no-such-path"})
 Traceback (most recent call last):
 ...
-ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'avro-output-chunks', 'columnar-prefix', 'columnar-windows', 'fused-group-by', 'fused-source', 'group-by-shuffle', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners', 'task-per-core']
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'avro-output-chunks', 'columnar-prefix', 'columnar-windows', 'fused-group-by', 'fused-source', 'group-by-shuffle', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners', 'state-reads-source', 'task-per-core']
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ __all__ = (
     "COLUMNAR_PREFIX",
     "AVRO_OUTPUT_CHUNKS",
     "TASK_PER_CORE",
+    "STATE_READS_SOURCE",
     "STRATEGIES",
     "PLAIN_PATHS_ENV",
 )
@@ -245,6 +246,20 @@ TASK_PER_CORE = Strategy(
     checked_by="tests/engine/test_task_per_core.py",
 )
 
+#: a stateful pipeline without a group_by whose checkpoint buckets state by Kafka partition
+#: (``PipelinePlan.partition_buckets``, chosen for a new checkpoint when the plan fits, see
+#: ``PipelinePlan.fits_partition_buckets``): the source's tasks send a row per offset range,
+#: and each state bucket reads its partitions' records itself (``RangeReader`` in
+#: ``engine/_kafka_source.py``), so the records cross no shuffle and the stateful stage starts
+#: without waiting for the source to read them. Left out, a new checkpoint buckets by key
+STATE_READS_SOURCE = Strategy(
+    name="state-reads-source",
+    applies=lambda plan: _stateful_without_group_by(plan) and plan.partition_buckets,
+    plain="the source reads the records and sends them packed to the state buckets (new checkpoints bucket by key)",
+    checked_by="tests/engine/test_state_reads_source.py",
+    requires=("packed-buckets",),
+)
+
 #: in dependency order (a strategy after those it requires)
 STRATEGIES: tuple[Strategy, ...] = (
     FUSED_SOURCE,
@@ -259,6 +274,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     COLUMNAR_PREFIX,
     AVRO_OUTPUT_CHUNKS,
     TASK_PER_CORE,
+    STATE_READS_SOURCE,
 )
 
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ..logging import configure_logging
 from ._arrow import ddl
-from ._kafka_source import PACKED_GROUPED_ARROW, SOURCE_COLUMNS
+from ._kafka_source import PACKED_GROUPED_ARROW, SOURCE_COLUMNS, KafkaSourceError, RangeReader, RangeRef
 from ._plan import PipelinePlan
 from .alignment import in_time_order
 from .bucketing import bucket_of_group, is_end_bucket, spark_partition_of
@@ -90,13 +90,15 @@ def run_fused(chunks: Iterator[Iterable[tuple[Any, ...]]], plan: PipelinePlan) -
 
 
 def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: Iterator[Any], group_state: Any) -> Iterator[Any]:
-    """``applyInPandasWithState`` body of stateful pipelines: one bucket of message keys.
+    """``applyInPandasWithState`` body of stateful pipelines: one bucket of message keys (or
+    of whole Kafka partitions, in a checkpoint that buckets state by partition).
 
     The bucket's state (every key's ``State`` of every stream) is one blob in Spark state:
     loaded here, handed to the stateful steps, and written back when the bucket succeeds.
     Records are processed in (partition, offset) order, so each key sees its messages in
     Kafka order. The rows are records (the plain path), packed chunks of records (the source
-    packs them per bucket: chunks in (partition, first offset) order), or re-keyed records
+    packs them per bucket: chunks in (partition, first offset) order; or names their offset
+    ranges, which the bucket reads itself with ``plan.range_reader``), or re-keyed records
     after a group_by.
     """
     from ..state.store import KeyedStateStore
@@ -164,9 +166,16 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
                 processor.process_grouped(rows if ranks is None else in_time_order(rows, ranks, 5, 6, 7, 3))
             else:
                 records: Iterable[tuple[Any, ...]] = (
-                    _unpacked(columns["records"]) if "records" in columns else source_records(columns)
+                    _unpacked(columns["records"], plan.range_reader) if "records" in columns else source_records(columns)
                 )
-                processor.process(records if ranks is None else in_time_order(records, ranks))
+                try:
+                    processor.process(records if ranks is None else in_time_order(records, ranks))
+                finally:
+                    # a bucket that stopped early gives its range's consumer back now, not when
+                    # the generator is collected (the worker's next bucket reads with it)
+                    close = getattr(records, "close", None)
+                    if close is not None:
+                        close()
         if plan.idle_ms is not None:
             processor.run_tickers(store.tickers, int(time.time() * 1000))
         summary = processor.finish()
@@ -174,6 +183,10 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
             group_state.update((store.dumps(),))
             if plan.idle_ms is not None:
                 group_state.setTimeoutDuration(plan.idle_ms)
+    except KafkaSourceError:
+        # the bucket could not read its records (state-reads-source): the task fails, as the
+        # source's would, and the run stops with the source's error
+        raise
     except Exception as exc:  # the state blob could not be read or written
         if processor is not None:
             processor.abandon(TaskFailure(exc, Stage.STATE, None, None, None))
@@ -233,10 +246,17 @@ def end_of_partition(plan: PipelinePlan) -> TaskSummary:
     return summary
 
 
-def _unpacked(chunks: list[bytes]) -> Iterator[tuple[Any, ...]]:
-    """The records of the source's packed chunks, one chunk unpickled at a time."""
+def _unpacked(chunks: list[bytes], reader: Optional[RangeReader] = None) -> Iterator[tuple[Any, ...]]:
+    """The records of the source's packed chunks, one chunk unpickled at a time; a chunk that
+    names an offset range (:class:`RangeRef`) is read from Kafka with ``reader``."""
     for chunk in chunks:
-        yield from pickle.loads(chunk)
+        loaded = pickle.loads(chunk)
+        if isinstance(loaded, RangeRef):
+            if reader is None:
+                raise KafkaSourceError(f"{loaded} reached a state bucket that was given no Kafka settings to read it")
+            yield from reader.records(loaded)
+        else:
+            yield from loaded
 
 
 _SUMMARY_BUCKET = -1

@@ -178,7 +178,8 @@ def test_a_stateful_backlog_is_read_in_micro_batches_of_the_budget(make_app, kaf
     monkeypatch.setattr(pacing, "BATCH_RECORDS", 100)
     n = 130
     src, out = kafka.new_topic(partitions=2), kafka.new_topic()
-    kafka.produce(src, [{"value": b"%d" % i, "key": b"k%d" % (i % 5), "partition": i % 2} for i in range(n)])
+    # ten keys, each in one partition (as a keyed producer places them): 13 records each
+    kafka.produce(src, [{"value": b"%d" % i, "key": b"k%d" % (2 * (i // 2 % 5) + i % 2), "partition": i % 2} for i in range(n)])
     group = f"held-backlog-{cap}"
     app = make_app(consumer_group=group, max_records_per_partition=cap, state_dir=str(tmp_path / "state"))
 
@@ -196,7 +197,7 @@ def test_a_stateful_backlog_is_read_in_micro_batches_of_the_budget(make_app, kaf
     counts: dict[bytes, list[int]] = {}
     for message in kafka.consume(out, expected=n, timeout=40):
         counts.setdefault(message.key(), []).append(json.loads(message.value())["n"])
-    assert {k: sorted(v) for k, v in counts.items()} == {b"k%d" % k: list(range(1, 27)) for k in range(5)}
+    assert {k: sorted(v) for k, v in counts.items()} == {b"k%d" % k: list(range(1, 14)) for k in range(10)}
 
 
 @pytest.mark.parametrize("cap", [None, 100], ids=["default", "set"])

@@ -1,6 +1,8 @@
 """Stateful pipelines: the source packs records per state bucket (the packed path, used
 automatically); the plain path (a row per record, bucket computed by Spark) must give the same
-results, and a checkpoint written by one must carry on with the other."""
+results, and a checkpoint written by one must carry on with the other. Both with state by key:
+``state-reads-source``, which would bucket these checkpoints by partition, is left out (its own
+comparison: tests/engine/test_state_reads_source.py)."""
 
 from __future__ import annotations
 
@@ -63,7 +65,11 @@ def _produce(kafka, topic, start, n):
 
 
 def _run(make_app, src, out, state_dir, group, expected, packed, monkeypatch):
-    monkeypatch.setattr(runner_module.QueryRunner, "strategies", Strategies(plain=() if packed else {"packed-buckets"}))
+    monkeypatch.setattr(
+        runner_module.QueryRunner,
+        "strategies",
+        Strategies(plain={"state-reads-source"} if packed else {"packed-buckets", "state-reads-source"}),
+    )
     app = make_app(state_dir=state_dir, consumer_group=group, state_buckets=4, max_records_per_partition=25)
     sdf = app.dataframe(app.topic(src, key_deserializer="str")).apply(count, stateful=True)
     sdf.to_topic(app.topic(out, key_serializer="str"))

@@ -57,7 +57,8 @@ def _produce(kafka, topic, start, n):
 
 
 def _run(make_app, src, out, state_dir, expected, fast, monkeypatch):
-    plain = () if fast else {"one-flush-per-partition"}
+    # state by key (the layout state-reads-source would change): the end buckets' own path
+    plain = {"state-reads-source"} if fast else {"one-flush-per-partition", "state-reads-source"}
     monkeypatch.setattr(runner_module.QueryRunner, "strategies", Strategies(plain=plain))
     app = make_app(state_dir=state_dir, consumer_group=os.path.basename(state_dir), state_buckets=8, max_records_per_partition=20)
     sdf = app.dataframe(app.topic(src, key_deserializer="str")).apply(count, stateful=True)

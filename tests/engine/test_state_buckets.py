@@ -69,11 +69,38 @@ def test_a_new_checkpoint_records_its_layout(tmp_path):
     checkpoint = tmp_path / "ck"
     layout = checkpoint_state_layout(checkpoint, None, 16, 2)
     assert layout == StateLayout(16, balanced_labels(16, 2))
-    assert _record(checkpoint) == {"state_buckets": 16, "shuffle_partitions": 2, "labels": list(layout.labels)}
+    assert _record(checkpoint) == {
+        "state_buckets": 16,
+        "shuffle_partitions": 2,
+        "labels": list(layout.labels),
+        "bucket_by": "key",
+    }
     _begin(checkpoint)
     # once it has micro-batches the record wins over another default and other partitions
     assert checkpoint_state_layout(checkpoint, None, 48, 6) == layout
     assert checkpoint_state_layout(checkpoint, 16, 48, 6, int_keys=True) == layout
+
+
+def test_a_new_checkpoint_records_buckets_by_partition_and_keeps_them(tmp_path):
+    checkpoint = tmp_path / "ck"
+    layout = checkpoint_state_layout(checkpoint, None, 16, 2, by_partition=True)
+    assert layout == StateLayout(16, balanced_labels(16, 2), by_partition=True)
+    assert _record(checkpoint)["bucket_by"] == "partition_number"
+    _begin(checkpoint)
+    # the checkpoint's way wins over what a later run would choose for a new one, both ways
+    assert checkpoint_state_layout(checkpoint, None, 16, 2, by_partition=False).by_partition
+    keyed = tmp_path / "keyed"
+    checkpoint_state_layout(keyed, None, 16, 2)
+    _begin(keyed)
+    assert not checkpoint_state_layout(keyed, None, 16, 2, by_partition=True).by_partition
+
+
+def test_a_record_without_bucket_by_buckets_by_key(tmp_path):
+    """Records written before state could be bucketed by partition."""
+    checkpoint = tmp_path / "ck"
+    _begin(checkpoint)
+    (checkpoint / STATE_BUCKETS_FILE).write_text(json.dumps({"state_buckets": 3, "shuffle_partitions": 2, "labels": []}))
+    assert checkpoint_state_layout(checkpoint, None, 16, 2, by_partition=True) == StateLayout(3, (), by_partition=False)
 
 
 def test_the_recorded_labels_are_used_as_they_are(tmp_path):
@@ -97,7 +124,7 @@ def test_a_planned_micro_batch_makes_the_layout_binding(tmp_path):
 def test_unknown_shuffle_partitions_keep_the_bucket_numbers(tmp_path):
     checkpoint = tmp_path / "ck"
     assert checkpoint_state_layout(checkpoint, None, 64, None) == StateLayout(64, ())
-    assert _record(checkpoint) == {"state_buckets": 64, "shuffle_partitions": None, "labels": []}
+    assert _record(checkpoint) == {"state_buckets": 64, "shuffle_partitions": None, "labels": [], "bucket_by": "key"}
     _begin(checkpoint)
     assert checkpoint_state_layout(checkpoint, None, 16, 2) == StateLayout(64, ())
 
@@ -138,6 +165,7 @@ def test_a_checkpoint_begun_without_a_record_keeps_the_earlier_layout(tmp_path):
         '{"state_buckets": "8"}',
         '{"state_buckets": true}',
         '{"state_buckets": 2, "labels": [1]}',
+        '{"state_buckets": 2, "bucket_by": "topic"}',
         '{"state_buckets": 2, "labels": [1, 1]}',
         '{"state_buckets": 2, "labels": [1, -2]}',
         '{"state_buckets": 2, "labels": "12"}',

@@ -17,6 +17,7 @@ from streamspark.engine.strategies import (
     PACKED_BUCKETS,
     RAW_SINK_CHUNKS,
     RELEASE_PLANNERS,
+    STATE_READS_SOURCE,
     STRATEGIES,
     TASK_PER_CORE,
     Strategies,
@@ -91,6 +92,46 @@ def test_one_flush_per_partition_needs_packed_buckets_and_at_least_once():
     assert plan_paths(plan, {"packed-buckets"}) == frozenset()
     plan.eos = object()  # exactly-once: every bucket commits its own transaction
     assert plan_paths(plan) == {PACKED_BUCKETS.name}
+
+
+def _partitions(plan, n):
+    from streamspark.models.topics.topic import TopicConfig
+
+    for topic in plan.topics.values():
+        topic.broker_config = TopicConfig(num_partitions=n, replication_factor=1)
+    return plan
+
+
+def test_a_stateful_plan_fits_buckets_by_partition_when_each_task_gets_a_partition():
+    stateful = plan_of(lambda app, sdf: sdf.apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
+    assert not stateful.fits_partition_buckets(2)  # partition counts not read from a broker
+    assert all(_partitions(stateful, n).fits_partition_buckets(2) for n in (2, 4, 5, 8))
+    # fewer partitions than tasks, or one task busier than a quarter over an even share
+    assert not any(_partitions(stateful, n).fits_partition_buckets(2) for n in (1, 3))
+    assert _partitions(stateful, 3).fits_partition_buckets(1) and not _partitions(stateful, 6).fits_partition_buckets(4)
+    assert not stateful.fits_partition_buckets(None)  # the stateful stage's tasks unknown (a cluster)
+    stateless = _partitions(plan_of(lambda app, sdf: sdf.apply(lambda v: v).to_topic(app.topic("out"))), 4)
+    regrouped = _partitions(
+        plan_of(lambda app, sdf: sdf.group_by("room").apply(lambda v, state: v, stateful=True).to_topic(app.topic("out"))), 4
+    )
+    by_partition = _partitions(
+        plan_of(
+            lambda app, sdf: sdf.tumbling_window(1000).count().final(closing_strategy="partition").to_topic(app.topic("out"))
+        ),
+        4,
+    )
+    assert not any(plan.fits_partition_buckets(2) for plan in (stateless, regrouped, by_partition))
+
+
+def test_state_buckets_read_the_source_when_the_checkpoint_buckets_by_partition():
+    plan = plan_of(lambda app, sdf: sdf.apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")))
+    assert STATE_READS_SOURCE.name not in plan_paths(plan)
+    plan.partition_buckets = True
+    assert plan.by_partition and plan.bucket_by_number
+    assert STATE_READS_SOURCE.name in plan_paths(plan)
+    assert STATE_READS_SOURCE.name not in plan_paths(plan, {"state-reads-source"})
+    # the state buckets read packed rows of ranges: not without the packed path
+    assert STATE_READS_SOURCE.name not in plan_paths(plan, {"packed-buckets"})
 
 
 def test_naming_a_strategy_plain_turns_it_off():

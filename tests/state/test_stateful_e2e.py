@@ -82,6 +82,8 @@ def test_the_default_layout_is_recorded_and_an_older_checkpoint_keeps_64_buckets
         "state_buckets": BUCKETS_PER_PARTITION * partitions,
         "shuffle_partitions": partitions,
         "labels": list(balanced_labels(BUCKETS_PER_PARTITION * partitions, partitions)),
+        # a bucket per partition of the 2-partition topic when each task of the stateful stage gets one
+        "bucket_by": "partition_number" if partitions <= 2 else "key",
     }
     n2 = _clicks(kafka, src, users=20, per_user=1, partitions=2, start=2)
     assert Counter(r["n"] for r in counting("default-buckets").run(count=n2, timeout=60)) == {3: 20}

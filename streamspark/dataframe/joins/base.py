@@ -1,7 +1,7 @@
 """What the time-based joins share: the merge rule, the grace period and the store name.
 
 A join is a step of two dataframes. On Spark, the records of one message key from both
-topics meet in the same state bucket, so the join runs where the key's state is: the right
+(co-partitioned) topics meet in the same state bucket, so the join runs where the key's state is: the right
 side's records (and, for :class:`~streamspark.dataframe.joins.join_interval.IntervalJoin`, the
 left side's) are kept by timestamp in that state
 (:class:`~streamspark.state.timestamped.TimestampedStore`) and saved with it, exactly once.
