@@ -620,16 +620,24 @@ class RangeReader:
     kafka_config_json: str = dataclasses.field(repr=False)
     timeout: float
 
-    def records(self, ref: RangeRef) -> Iterator[tuple[Any, ...]]:
+    def chunks(self, ref: RangeRef) -> Iterator[list[tuple[Any, ...]]]:
         """The range's records, in offset order, as the source reads them (``ARROW_SCHEMA``
-        order, headers not pickled)."""
+        order, headers not pickled), in chunks of up to ``_ROWS_PER_ARROW_BATCH``.
+
+        The whole range is read before the first chunk is given, and the consumer unassigned:
+        a consumer left assigned while the bucket processes the records keeps fetching past
+        them, and a broker that answers a fetch at once when it has nothing (the embedded test
+        broker) makes that a busy loop of both (W2 on 2 cores: every call of the bucket about
+        three times as slow)."""
+        yield from self._read(ref)
+
+    def _read(self, ref: RangeRef) -> list[list[tuple[Any, ...]]]:
         from confluent_kafka import KafkaException
 
         consumer = None
         try:
             consumer = _worker_consumer(self.kafka_config_json)
-            for rows in read_range(consumer, ref.topic, ref.partition, ref.begin, ref.stop, False, self.timeout):
-                yield from rows
+            return list(read_range(consumer, ref.topic, ref.partition, ref.begin, ref.stop, False, self.timeout))
         except KafkaException as exc:
             raise KafkaSourceError(f"Reading {ref.topic}[{ref.partition}] from offset {ref.begin} failed: {exc}") from exc
         finally:
@@ -638,6 +646,11 @@ class RangeReader:
                     consumer.unassign()
             except Exception:
                 _worker_consumers.pop(self.kafka_config_json, None)
+
+    def records(self, ref: RangeRef) -> Iterator[tuple[Any, ...]]:
+        """The range's records one by one (see :meth:`chunks`)."""
+        for chunk in self.chunks(ref):
+            yield from chunk
 
 
 def read_range(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import pickle
 import time
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Generator, Iterable, Iterator, Optional
 
 import pyarrow as pa
 
@@ -164,18 +164,22 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
                         )
                     ]
                 processor.process_grouped(rows if ranks is None else in_time_order(rows, ranks, 5, 6, 7, 3))
+            elif "records" in columns and ranks is None:
+                # a packed chunk at a time: windows computed a batch at a time give their outputs
+                # as each chunk ends, and hold a chunk's records, not the bucket's
+                chunks = _chunks(columns["records"], plan.range_reader)
+                try:
+                    for chunk in chunks:
+                        processor.process(chunk)
+                finally:
+                    # a bucket that stopped early gives its range's consumer back now, not when
+                    # the generator is collected (the worker's next bucket reads with it)
+                    chunks.close()
             else:
                 records: Iterable[tuple[Any, ...]] = (
                     _unpacked(columns["records"], plan.range_reader) if "records" in columns else source_records(columns)
                 )
-                try:
-                    processor.process(records if ranks is None else in_time_order(records, ranks))
-                finally:
-                    # a bucket that stopped early gives its range's consumer back now, not when
-                    # the generator is collected (the worker's next bucket reads with it)
-                    close = getattr(records, "close", None)
-                    if close is not None:
-                        close()
+                processor.process(records if ranks is None else in_time_order(records, ranks))
         if plan.idle_ms is not None:
             processor.run_tickers(store.tickers, int(time.time() * 1000))
         summary = processor.finish()
@@ -246,17 +250,23 @@ def end_of_partition(plan: PipelinePlan) -> TaskSummary:
     return summary
 
 
-def _unpacked(chunks: list[bytes], reader: Optional[RangeReader] = None) -> Iterator[tuple[Any, ...]]:
-    """The records of the source's packed chunks, one chunk unpickled at a time; a chunk that
-    names an offset range (:class:`RangeRef`) is read from Kafka with ``reader``."""
-    for chunk in chunks:
-        loaded = pickle.loads(chunk)
+def _chunks(packed: list[bytes], reader: Optional[RangeReader] = None) -> Generator[list[tuple[Any, ...]], None, None]:
+    """The record chunks of the source's packed rows, one unpickled at a time; a row that names
+    an offset range (:class:`RangeRef`) is read from Kafka with ``reader``, a chunk at a time."""
+    for blob in packed:
+        loaded = pickle.loads(blob)
         if isinstance(loaded, RangeRef):
             if reader is None:
                 raise KafkaSourceError(f"{loaded} reached a state bucket that was given no Kafka settings to read it")
-            yield from reader.records(loaded)
+            yield from reader.chunks(loaded)
         else:
-            yield from loaded
+            yield loaded
+
+
+def _unpacked(packed: list[bytes], reader: Optional[RangeReader] = None) -> Iterator[tuple[Any, ...]]:
+    """The records of the source's packed rows (see :func:`_chunks`), one by one."""
+    for chunk in _chunks(packed, reader):
+        yield from chunk
 
 
 _SUMMARY_BUCKET = -1

@@ -27,3 +27,22 @@ def plan_of(build: Callable[[Any, Any], Any] = lambda app, sdf: None) -> Pipelin
         on_processing_error=_never,
         on_producer_error=_never,
     )
+
+
+def query_runner(plan: PipelinePlan | None = None) -> Any:
+    """A ``QueryRunner`` of ``plan`` (default: :func:`plan_of`'s) that has not started a query:
+    no broker answers at its address and no Spark session is asked for."""
+    from streamspark.engine.runner import QueryRunner
+
+    return QueryRunner(
+        plan=plan if plan is not None else plan_of(),
+        kafka_config={"bootstrap.servers": "127.0.0.1:1"},
+        auto_offset_reset="earliest",
+        checkpoint_dir="/nonexistent",
+        spark_master="local[1]",
+        spark_conf={},
+        trigger_interval=0.5,
+        max_records_per_partition=1000,
+        request_timeout=1.0,
+        sinks_by_node={},
+    )

@@ -7,7 +7,7 @@ import logging
 
 from streamspark.engine.runner import QueryRunner
 
-from .plans import plan_of
+from .plans import query_runner
 
 
 class _DeadJvmQuery:
@@ -18,19 +18,7 @@ class _DeadJvmQuery:
 
 
 def _runner() -> QueryRunner:
-    plan = plan_of()
-    return QueryRunner(
-        plan=plan,
-        kafka_config={"bootstrap.servers": "127.0.0.1:1"},
-        auto_offset_reset="earliest",
-        checkpoint_dir="/nonexistent",
-        spark_master="local[1]",
-        spark_conf={},
-        trigger_interval=0.5,
-        max_records_per_partition=1000,
-        request_timeout=1.0,
-        sinks_by_node={},
-    )
+    return query_runner()
 
 
 class _Records(logging.Handler):

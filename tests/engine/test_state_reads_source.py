@@ -24,13 +24,13 @@ from streamspark.engine._kafka_source import (
     packed_options,
     source_options,
 )
-from streamspark.engine.runner import QueryRunner, RunLimits
+from streamspark.engine.runner import RunLimits
 from streamspark.engine.bucketing import STATE_BUCKETS_FILE, balanced_labels, bucket_of_partition
 from streamspark.engine.strategies import Strategies
 from streamspark.engine.task_entry import _unpacked
 from streamspark.exceptions import BrokerUnreachableError, StreamsparkException
 
-from .plans import plan_of
+from .plans import query_runner
 
 PLAIN = {"state-reads-source"}
 
@@ -199,7 +199,7 @@ class _FailedBatch:
 def test_a_micro_batch_that_could_not_read_kafka_fails_with_the_sources_error(error, expected):
     """A state bucket that cannot read its range fails its task with the source's error: the
     run ends with the application's error for it, not Spark's, and commits nothing to the broker."""
-    runner = _runner()
+    runner = query_runner()
     with pytest.raises(RuntimeError, match="stage failure"):  # Spark gets its own error back
         runner._on_batch(_FailedBatch(error), 0, RunLimits())
     assert type(runner._failure) is expected and str(runner._failure) == error.split("KafkaSourceError: ")[1]
@@ -207,22 +207,7 @@ def test_a_micro_batch_that_could_not_read_kafka_fails_with_the_sources_error(er
 
 
 def test_another_failure_of_a_micro_batch_stays_as_it_is():
-    runner = _runner()
+    runner = query_runner()
     with pytest.raises(RuntimeError):
         runner._on_batch(_FailedBatch("ValueError: something else"), 0, RunLimits())
     assert isinstance(runner._failure, RuntimeError) and not runner._source_failed
-
-
-def _runner() -> QueryRunner:
-    return QueryRunner(
-        plan=plan_of(),
-        kafka_config={"bootstrap.servers": "127.0.0.1:1"},
-        auto_offset_reset="earliest",
-        checkpoint_dir="/nonexistent",
-        spark_master="local[1]",
-        spark_conf={},
-        trigger_interval=0.5,
-        max_records_per_partition=1000,
-        request_timeout=1.0,
-        sinks_by_node={},
-    )
