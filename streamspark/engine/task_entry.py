@@ -165,15 +165,16 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
                     ]
                 processor.process_grouped(rows if ranks is None else in_time_order(rows, ranks, 5, 6, 7, 3))
             elif "records" in columns and ranks is None:
-                # a packed chunk at a time: windows computed a batch at a time give their outputs
-                # as each chunk ends, and hold a chunk's records, not the bucket's
+                # a chunk of up to _ROWS_PER_ARROW_BATCH records of one partition at a time:
+                # windows computed a batch at a time give their outputs as each chunk ends,
+                # and hold a chunk's records, not the bucket's
                 chunks = _chunks(columns["records"], plan.range_reader)
                 try:
                     for chunk in chunks:
+                        if processor.failed:  # read no more ranges for a bucket that failed
+                            break
                         processor.process(chunk)
                 finally:
-                    # a bucket that stopped early gives its range's consumer back now, not when
-                    # the generator is collected (the worker's next bucket reads with it)
                     chunks.close()
             else:
                 records: Iterable[tuple[Any, ...]] = (
@@ -187,9 +188,12 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
             group_state.update((store.dumps(),))
             if plan.idle_ms is not None:
                 group_state.setTimeoutDuration(plan.idle_ms)
-    except KafkaSourceError:
+    except KafkaSourceError as exc:
         # the bucket could not read its records (state-reads-source): the task fails, as the
-        # source's would, and the run stops with the source's error
+        # source's would, and the run stops with the source's error; what the bucket did
+        # before (a transaction, sinks' rows) is given up
+        if processor is not None:
+            processor.abandon(TaskFailure(exc, Stage.CONSUMER, None, None, None))
         raise
     except Exception as exc:  # the state blob could not be read or written
         if processor is not None:
@@ -251,16 +255,34 @@ def end_of_partition(plan: PipelinePlan) -> TaskSummary:
 
 
 def _chunks(packed: list[bytes], reader: Optional[RangeReader] = None) -> Generator[list[tuple[Any, ...]], None, None]:
-    """The record chunks of the source's packed rows, one unpickled at a time; a row that names
-    an offset range (:class:`RangeRef`) is read from Kafka with ``reader``, a chunk at a time."""
+    """The records of the source's packed rows in chunks of one topic partition: the packed
+    chunks of a partition joined up to ``_ROWS_PER_ARROW_BATCH`` records (a bucket by key gets a
+    few hundred of each source chunk), and a row that names an offset range (:class:`RangeRef`)
+    read from Kafka with ``reader``, a chunk at a time.
+
+    >>> rows = [[("t", 0, o, 0, 0, None, b"", None)] for o in range(3)] + [[("t", 1, 0, 0, 0, None, b"", None)]]
+    >>> [[r[1:3] for r in chunk] for chunk in _chunks([pickle.dumps(r) for r in rows])]
+    [[(0, 0), (0, 1), (0, 2)], [(1, 0)]]
+    """
+    pending: list[tuple[Any, ...]] = []
     for blob in packed:
         loaded = pickle.loads(blob)
         if isinstance(loaded, RangeRef):
+            if pending:
+                yield pending
+                pending = []
             if reader is None:
                 raise KafkaSourceError(f"{loaded} reached a state bucket that was given no Kafka settings to read it")
             yield from reader.chunks(loaded)
+        elif not loaded:
+            continue
+        elif pending and (pending[0][0] != loaded[0][0] or pending[0][1] != loaded[0][1] or len(pending) >= _ROWS_PER_CHUNK):
+            yield pending
+            pending = list(loaded)
         else:
-            yield loaded
+            pending.extend(loaded)
+    if pending:
+        yield pending
 
 
 def _unpacked(packed: list[bytes], reader: Optional[RangeReader] = None) -> Iterator[tuple[Any, ...]]:
@@ -269,6 +291,9 @@ def _unpacked(packed: list[bytes], reader: Optional[RangeReader] = None) -> Iter
         yield from chunk
 
 
+#: the most records a state bucket hands the pipeline at once from joined packed chunks (the
+#: source's chunk size)
+_ROWS_PER_CHUNK = 20_000
 _SUMMARY_BUCKET = -1
 _GROUPED_ARROW = pa.schema(
     [
