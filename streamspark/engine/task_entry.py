@@ -165,7 +165,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
                     ]
                 processor.process_grouped(rows if ranks is None else in_time_order(rows, ranks, 5, 6, 7, 3))
             elif "records" in columns and ranks is None:
-                # a chunk of up to _ROWS_PER_ARROW_BATCH records of one partition at a time:
+                # a chunk of about _ROWS_PER_CHUNK records of one partition at a time:
                 # windows computed a batch at a time give their outputs as each chunk ends,
                 # and hold a chunk's records, not the bucket's
                 chunks = _chunks(columns["records"], plan.range_reader)
@@ -256,7 +256,7 @@ def end_of_partition(plan: PipelinePlan) -> TaskSummary:
 
 def _chunks(packed: list[bytes], reader: Optional[RangeReader] = None) -> Generator[list[tuple[Any, ...]], None, None]:
     """The records of the source's packed rows in chunks of one topic partition: the packed
-    chunks of a partition joined up to ``_ROWS_PER_ARROW_BATCH`` records (a bucket by key gets a
+    chunks of a partition joined up to :data:`_ROWS_PER_CHUNK` records (a bucket by key gets a
     few hundred of each source chunk), and a row that names an offset range (:class:`RangeRef`)
     read from Kafka with ``reader``, a chunk at a time.
 
