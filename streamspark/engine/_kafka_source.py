@@ -92,6 +92,23 @@ _ROWS_PER_ARROW_BATCH = 20_000
 #: records as a pickled list of tuples in ``SOURCE_COLUMNS`` order (headers unpickled)
 PACKED_ARROW = pa.schema([("_bucket", pa.int64()), ("partition", pa.int32()), ("offset", pa.int64()), ("records", pa.binary())])
 PACKED_SCHEMA = ddl(PACKED_ARROW)
+
+
+def _packed_batch(
+    groups: Sequence[int], partitions: Sequence[int], offsets: Sequence[int], records: Sequence[bytes]
+) -> pa.RecordBatch:
+    """Packed rows (:data:`PACKED_ARROW`), a row per index of the four columns."""
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(groups, pa.int64()),
+            pa.array(partitions, pa.int32()),
+            pa.array(offsets, pa.int64()),
+            pa.array(records, pa.binary()),
+        ],
+        schema=PACKED_ARROW,
+    )
+
+
 #: the packed rows of a fused group_by (see :func:`fused_group_by_options`): the bucket of the
 #: new keys (an int, the type the plain path's pre-shuffle stage gives it, so a checkpoint
 #: carries on from one path to the other), where the chunk's source records start, and its
@@ -515,10 +532,18 @@ class _KafkaStreamReader(DataSourceStreamReader):
 
     def _read_packed(self, partition: InputPartition, buckets: int) -> Iterator[pa.RecordBatch]:
         """One Arrow batch per chunk of records: a row per state bucket present in the chunk;
-        with ``ranges_in_state``, one batch of a row per offset range instead (no record read)."""
+        with ``ranges_in_state``, one batch of a row per offset range instead (no record read).
+        Then a row for each end bucket."""
         if self._ranges_in_state:
             yield self._range_refs(partition, buckets)
-        for rows in () if self._ranges_in_state else self._read_records(partition, pickled_headers=False):
+        else:
+            yield from self._packed_chunks(partition, buckets)
+        if self._end_buckets:
+            ends = len(self._end_buckets)
+            yield _packed_batch(self._end_buckets, [-1] * ends, [-1] * ends, [b""] * ends)
+
+    def _packed_chunks(self, partition: InputPartition, buckets: int) -> Iterator[pa.RecordBatch]:
+        for rows in self._read_records(partition, pickled_headers=False):
             part = rows[0][1]  # a chunk holds one range's records
             groups: dict[int, list[tuple[Any, ...]]]
             if self._bucket_by_partition:
@@ -535,43 +560,28 @@ class _KafkaStreamReader(DataSourceStreamReader):
                     else:
                         group.append(row)
             chunks = list(groups.values())
-            labels = self._bucket_labels
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array([labels[bucket] for bucket in groups] if labels else list(groups), pa.int64()),
-                    pa.array([part] * len(chunks), pa.int32()),
-                    pa.array([chunk[0][2] for chunk in chunks], pa.int64()),
-                    pa.array([pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL) for chunk in chunks], pa.binary()),
-                ],
-                schema=PACKED_ARROW,
-            )
-        if self._end_buckets:
-            ends = len(self._end_buckets)
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array(self._end_buckets, pa.int64()),
-                    pa.array([-1] * ends, pa.int32()),
-                    pa.array([-1] * ends, pa.int64()),
-                    pa.array([b""] * ends, pa.binary()),
-                ],
-                schema=PACKED_ARROW,
+            yield _packed_batch(
+                self._labelled(list(groups)),
+                [part] * len(chunks),
+                [chunk[0][2] for chunk in chunks],
+                [pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL) for chunk in chunks],
             )
 
     def _range_refs(self, partition: InputPartition, buckets: int) -> pa.RecordBatch:
         """A packed row per offset range of the task, naming the range (:class:`RangeRef`)
         instead of holding its records: the state bucket of its partition reads them."""
         ranges = list(partition.value)
-        found = [bucket_of_partition(None if self._bucket_by_number else topic, part, buckets) for topic, part, _, _ in ranges]
-        labels = self._bucket_labels
-        return pa.RecordBatch.from_arrays(
-            [
-                pa.array([labels[bucket] for bucket in found] if labels else found, pa.int64()),
-                pa.array([part for _, part, _, _ in ranges], pa.int32()),
-                pa.array([begin for _, _, begin, _ in ranges], pa.int64()),
-                pa.array([pickle.dumps(RangeRef(*r), protocol=pickle.HIGHEST_PROTOCOL) for r in ranges], pa.binary()),
-            ],
-            schema=PACKED_ARROW,
+        return _packed_batch(
+            self._labelled([bucket_of_partition(None if self._bucket_by_number else t, p, buckets) for t, p, _, _ in ranges]),
+            [part for _, part, _, _ in ranges],
+            [begin for _, _, begin, _ in ranges],
+            [pickle.dumps(RangeRef(*r), protocol=pickle.HIGHEST_PROTOCOL) for r in ranges],
         )
+
+    def _labelled(self, buckets: list[int]) -> list[int]:
+        """The group keys of state buckets (their labels, when the checkpoint has them)."""
+        labels = self._bucket_labels
+        return [labels[bucket] for bucket in buckets] if labels else buckets
 
     def _read_records(self, partition: InputPartition, pickled_headers: bool) -> Iterator[list[tuple[Any, ...]]]:
         """The task's records, range after range, ``_ROWS_PER_ARROW_BATCH`` at a time (a chunk
@@ -580,17 +590,12 @@ class _KafkaStreamReader(DataSourceStreamReader):
         consumer = _worker_consumer(self._config_json)
         try:
             for topic, part, begin, stop in partition.value:
-                yield from self._read_range(consumer, topic, part, begin, stop, pickled_headers)
+                yield from read_range(consumer, topic, part, begin, stop, pickled_headers, self._timeout)
         finally:
             try:
                 consumer.unassign()
             except Exception:
                 _worker_consumers.pop(self._config_json, None)
-
-    def _read_range(
-        self, consumer: Any, topic: str, part: int, begin: int, stop: int, pickled_headers: bool
-    ) -> Iterator[list[tuple[Any, ...]]]:
-        return read_range(consumer, topic, part, begin, stop, pickled_headers, self._timeout)
 
 
 class RangeRef(NamedTuple):
@@ -620,18 +625,15 @@ class RangeReader:
     kafka_config_json: str = dataclasses.field(repr=False)
     timeout: float
 
-    def chunks(self, ref: RangeRef) -> Iterator[list[tuple[Any, ...]]]:
+    def chunks(self, ref: RangeRef) -> list[list[tuple[Any, ...]]]:
         """The range's records, in offset order, as the source reads them (``ARROW_SCHEMA``
         order, headers not pickled), in chunks of up to ``_ROWS_PER_ARROW_BATCH``.
 
-        The whole range is read before the first chunk is given, and the consumer unassigned:
-        a consumer left assigned while the bucket processes the records keeps fetching past
+        The whole range is read, and the consumer unassigned, before the records are given: a
+        consumer left assigned while the bucket processes the records keeps fetching past
         them, and a broker that answers a fetch at once when it has nothing (the embedded test
         broker) makes that a busy loop of both (W2 on 2 cores: every call of the bucket about
         three times as slow)."""
-        yield from self._read(ref)
-
-    def _read(self, ref: RangeRef) -> list[list[tuple[Any, ...]]]:
         from confluent_kafka import KafkaException
 
         consumer = None
@@ -646,11 +648,6 @@ class RangeReader:
                     consumer.unassign()
             except Exception:
                 _worker_consumers.pop(self.kafka_config_json, None)
-
-    def records(self, ref: RangeRef) -> Iterator[tuple[Any, ...]]:
-        """The range's records one by one (see :meth:`chunks`)."""
-        for chunk in self.chunks(ref):
-            yield from chunk
 
 
 def read_range(

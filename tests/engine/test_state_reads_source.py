@@ -172,7 +172,7 @@ def test_a_range_that_cannot_be_read_is_the_sources_error(kafka):
     reader = RangeReader(json.dumps({"bootstrap.servers": kafka.address, "group.id": "short"}), 1.0)
     try:
         with pytest.raises(KafkaSourceError, match=r"No data from .*\[0\] at offset 1 \(planned up to 5\)"):
-            list(reader.records(RangeRef(topic, 0, 0, 5)))
+            reader.chunks(RangeRef(topic, 0, 0, 5))
     finally:
         _worker_consumers.pop(reader.kafka_config_json).close()
     with pytest.raises(KafkaSourceError, match="no Kafka settings"):
