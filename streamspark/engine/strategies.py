@@ -13,7 +13,7 @@ False
 >>> Strategies(plain={"no-such-path"})
 Traceback (most recent call last):
 ...
-ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'avro-output-chunks', 'columnar-prefix', 'columnar-windows', 'fused-group-by', 'fused-source', 'group-by-shuffle', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners', 'state-reads-source', 'task-per-core']
+ValueError: Unknown fast path(s) ['no-such-path']: known are ['avro-chunks', 'avro-output-chunks', 'columnar-prefix', 'columnar-windows', 'compressed-state', 'fused-group-by', 'fused-source', 'group-by-shuffle', 'one-flush-per-partition', 'packed-buckets', 'raw-sink-chunks', 'release-planners', 'state-reads-source', 'task-per-core']
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ __all__ = (
     "AVRO_OUTPUT_CHUNKS",
     "TASK_PER_CORE",
     "STATE_READS_SOURCE",
+    "COMPRESSED_STATE",
     "STRATEGIES",
     "PLAIN_PATHS_ENV",
 )
@@ -260,6 +261,17 @@ STATE_READS_SOURCE = Strategy(
     requires=("packed-buckets",),
 )
 
+#: a stateful pipeline: each state bucket's blob is compressed (``state/blob_codec.py``) before
+#: it goes into Spark's state store, which moves it to the Python worker and back, and writes
+#: it, a byte at a time in every micro-batch that touches the bucket. Blobs stored either way
+#: are read either way
+COMPRESSED_STATE = Strategy(
+    name="compressed-state",
+    applies=lambda plan: plan.stateful,
+    plain="each state bucket's blob stored as it is pickled",
+    checked_by="tests/engine/test_compressed_state.py",
+)
+
 #: in dependency order (a strategy after those it requires)
 STRATEGIES: tuple[Strategy, ...] = (
     FUSED_SOURCE,
@@ -275,6 +287,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     AVRO_OUTPUT_CHUNKS,
     TASK_PER_CORE,
     STATE_READS_SOURCE,
+    COMPRESSED_STATE,
 )
 
 

@@ -28,6 +28,7 @@ from .bucketing import bucket_of_group, is_end_bucket, spark_partition_of
 from .callbacks import forward_stdout
 from .emitter import flush_producer, task_producer
 from .processor import TaskProcessor
+from .strategies import COMPRESSED_STATE
 from .summary import SUMMARY_SCHEMA, ProducerFlush, Stage, TaskError, TaskSummary
 from .task_failure import TaskFailure
 from .task_identity import current_spark_partition
@@ -185,7 +186,7 @@ def run_bucket(plan: PipelinePlan, buckets: int, key: tuple[Any, ...], frames: I
             processor.run_tickers(store.tickers, int(time.time() * 1000))
         summary = processor.finish()
         if summary.error is None:
-            group_state.update((store.dumps(),))
+            group_state.update((store.dumps(compress=COMPRESSED_STATE.name in plan.strategies),))
             if plan.idle_ms is not None:
                 group_state.setTimeoutDuration(plan.idle_ms)
     except KafkaSourceError as exc:

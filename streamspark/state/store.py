@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional
 
 import orjson
 
+from . import blob_codec
 from .exceptions import StateError
 from .base.state import State
 
@@ -206,9 +207,11 @@ class KeyedStateStore:
     def __len__(self) -> int:
         return self._paged_scopes + len(self._data) + len(self._windows)
 
-    def dumps(self) -> bytes:
+    def dumps(self, compress: bool = True) -> bytes:
         """The blob of this store: the pages of the keys not decoded as they were loaded, the
-        decoded ones pickled again (all of them laid out again when the pages double)."""
+        decoded ones pickled again (all of them laid out again when the pages double); with
+        ``compress``, compressed (:func:`blob_codec.pack`), which :meth:`loads` reads as well as
+        an uncompressed blob."""
         pages = self._pages
         if pages is not None and self._expiring:
             # a share of the other pages in turn, so that entries nobody reads expire too
@@ -250,9 +253,10 @@ class KeyedStateStore:
         for page, group in grouped.items():
             out[page] = pickle.dumps(group, protocol=pickle.HIGHEST_PROTOCOL) if group else b""
         windows = {slot: data for slot, data in self._windows.items() if data}
-        return pickle.dumps(
+        blob = pickle.dumps(
             (_FORMAT, self.buckets, windows, out, scopes, expiring, self._sweep, self.bucket), protocol=pickle.HIGHEST_PROTOCOL
         )
+        return blob_codec.pack(blob) if compress else blob
 
     @classmethod
     def loads(cls, blob: Optional[bytes], buckets: int, bucket: Optional[int] = None) -> "KeyedStateStore":
@@ -271,7 +275,7 @@ class KeyedStateStore:
         """
         if not blob:
             return cls(buckets=buckets, bucket=bucket)
-        fmt, stored_buckets, *rest = pickle.loads(blob)
+        fmt, stored_buckets, *rest = pickle.loads(blob_codec.unpack(blob))
         if fmt not in (1, 2, 3, _FORMAT):
             raise StateError(f"Unknown state format {fmt}")
         if stored_buckets != buckets:

@@ -9,6 +9,7 @@ import pytest
 
 from streamspark.dataframe.windows import Count, Mean
 from streamspark.engine.strategies import (
+    COMPRESSED_STATE,
     COLUMNAR_WINDOWS,
     FUSED_GROUP_BY,
     FUSED_SOURCE,
@@ -29,8 +30,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def plan_paths(plan, plain=()) -> frozenset[str]:
-    """The fast paths ``plan`` takes but those every plan takes (see the tests below)."""
-    return Strategies(plain=plain).names_for(plan) - {RELEASE_PLANNERS.name, TASK_PER_CORE.name}
+    """The fast paths ``plan`` takes but those every plan, or every stateful one, takes (see the
+    tests below)."""
+    return Strategies(plain=plain).names_for(plan) - {RELEASE_PLANNERS.name, TASK_PER_CORE.name, COMPRESSED_STATE.name}
 
 
 @pytest.mark.parametrize("strategy", [RELEASE_PLANNERS, TASK_PER_CORE], ids=lambda s: s.name)
@@ -80,6 +82,20 @@ def test_a_group_by_pipeline_takes_the_shuffle_and_the_fused_group_by():
     assert plan_paths(plan, {"fused-group-by"}) == {GROUP_BY_SHUFFLE.name}
     # the fused group_by builds on the shuffle
     assert plan_paths(plan, {"group-by-shuffle"}) == frozenset()
+
+
+def test_every_stateful_pipeline_and_no_stateless_one_compresses_its_state():
+    stateful = [
+        lambda app, sdf: sdf.apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")),
+        lambda app, sdf: sdf.group_by("g").apply(lambda v, state: v, stateful=True).to_topic(app.topic("out")),
+        lambda app, sdf: sdf.tumbling_window(1000).agg(n=Count()).final().to_topic(app.topic("out")),
+    ]
+    for build in stateful:
+        plan = plan_of(build)
+        assert COMPRESSED_STATE.name in Strategies().names_for(plan)
+        assert COMPRESSED_STATE.name not in Strategies(plain={"compressed-state"}).names_for(plan)
+    stateless = plan_of(lambda app, sdf: sdf.apply(lambda v: v).to_topic(app.topic("out")))
+    assert COMPRESSED_STATE.name not in Strategies().names_for(stateless)
 
 
 def test_a_group_by_after_a_stateful_step_takes_no_shuffle():

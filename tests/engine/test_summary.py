@@ -84,6 +84,7 @@ def test_stages_compare_as_their_words():
         "streamspark.engine._env",
         "streamspark.engine.session",
         "streamspark.state.store",
+        "streamspark.state.blob_codec",
     ],
 )
 def test_module_doctests(name):

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from streamspark.state import KeyedStateStore, StateError
+from streamspark.state import blob_codec
 from streamspark.state.store import PAGE_SCOPES, SWEEP_SHARE
 
 STREAMS = ("clicks", "views")
@@ -82,8 +83,13 @@ def test_random_updates_over_many_blob_writes_read_back_as_a_dict_would(seed):
     assert live / _pages(blob) <= 2 * PAGE_SCOPES
 
 
+def _fields(blob: bytes) -> tuple[Any, ...]:
+    """The pickled fields of a blob (compressed or not)."""
+    return pickle.loads(blob_codec.unpack(blob))
+
+
 def _pages(blob: bytes) -> int:
-    return len(pickle.loads(blob)[3])
+    return len(_fields(blob)[3])
 
 
 def test_a_micro_batch_touching_one_key_decodes_one_page_and_keeps_the_others_byte_for_byte():
@@ -95,7 +101,7 @@ def test_a_micro_batch_touching_one_key_decodes_one_page_and_keeps_the_others_by
     again.state("clicks", b"user-42").set("n", -1)
     assert again.decoded_pages() == 1
     after = again.dumps()
-    before_pages, after_pages = pickle.loads(blob)[3], pickle.loads(after)[3]
+    before_pages, after_pages = _fields(blob)[3], _fields(after)[3]
     assert len(before_pages) == len(after_pages) > 100
     changed = [i for i, (a, b) in enumerate(zip(before_pages, after_pages)) if a != b]
     assert len(changed) == 1
@@ -142,7 +148,7 @@ def test_a_blob_of_format_3_carries_on_under_any_bucket():
     old = pickle.dumps((3, 16, {}, [page], 1, False, 0), protocol=pickle.HIGHEST_PROTOCOL)
     store = KeyedStateStore.loads(old, 16, bucket=11)
     assert store.state("clicks", b"u1").get("n") == 3
-    assert pickle.loads(store.dumps())[0] == 4 and pickle.loads(store.dumps())[-1] == 11
+    assert _fields(store.dumps())[0] == 4 and _fields(store.dumps())[-1] == 11
 
 
 def test_expired_entries_of_keys_nobody_reads_are_dropped_within_a_sweep(monkeypatch):
@@ -220,7 +226,7 @@ def test_a_page_that_fails_to_load_is_written_back_as_it_was():
     store = KeyedStateStore(buckets=1)
     for i in range(500):
         store.state("s", b"k%d" % i).set("n", i)
-    version, buckets, windows, pages, scopes, expiring, sweep, bucket = pickle.loads(store.dumps())
+    version, buckets, windows, pages, scopes, expiring, sweep, bucket = _fields(store.dumps())
     from streamspark.state.store import _page_of
 
     bad = _page_of(("s", b"k1"), len(pages))
@@ -231,5 +237,5 @@ def test_a_page_that_fails_to_load_is_written_back_as_it_was():
         broken.state("s", b"k1")
     other = next(b"k%d" % i for i in range(500) if _page_of(("s", b"k%d" % i), len(pages)) != bad)
     broken.state("s", other).set("n", -1)
-    written = pickle.loads(broken.dumps())[3]
+    written = _fields(broken.dumps())[3]
     assert written[bad] == b"\x80not a pickle"
