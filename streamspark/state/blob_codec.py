@@ -23,18 +23,23 @@ True
 from __future__ import annotations
 
 import struct
+import zlib
 
 from .exceptions import StateError
 
 __all__ = ("MAGIC", "MIN_PACKED_SIZE", "pack", "unpack")
 
-#: the first bytes of a compressed blob (a pickled blob begins with ``0x80``)
+#: the first bytes of a compressed blob (a pickled blob begins with ``0x80``); then the blob's
+#: length and a CRC-32 of that length and the compressed bytes (Zstandard frames as pyarrow
+#: writes them carry no checksum, and a damaged frame can decompress into other bytes)
 MAGIC = b"SSZ\x01"
 
 #: blobs shorter than this are stored as they are (compressing them gains too little)
 MIN_PACKED_SIZE = 4096
 
-_SIZE = struct.Struct("<Q")
+_LENGTH = struct.Struct("<Q")
+_CRC = struct.Struct("<I")
+_HEADER = len(MAGIC) + _LENGTH.size + _CRC.size
 _CODEC = "zstd"
 
 
@@ -45,29 +50,42 @@ def _codec_available() -> bool:
 
 
 def pack(blob: bytes) -> bytes:
-    """``blob`` compressed, behind :data:`MAGIC` and its own length; as it is when it is short
+    """``blob`` compressed, behind :data:`MAGIC`, its own length and a checksum; as it is when it is short
     (under :data:`MIN_PACKED_SIZE` bytes) or when this pyarrow has no Zstandard codec."""
     if len(blob) < MIN_PACKED_SIZE or not _codec_available():
         return blob
     import pyarrow as pa
 
     compressed = pa.compress(blob, codec=_CODEC, asbytes=True)
-    return MAGIC + _SIZE.pack(len(blob)) + compressed
+    length = _LENGTH.pack(len(blob))
+    return MAGIC + length + _CRC.pack(zlib.crc32(compressed, zlib.crc32(length))) + compressed
 
 
-def unpack(data: bytes) -> bytes:
-    """The blob :func:`pack` was given (``data`` itself when it was stored uncompressed).
+def unpack(data: bytes | bytearray) -> bytes | bytearray:
+    """The blob :func:`pack` was given (``data`` itself when it was stored uncompressed; Spark
+    hands a stored value to Python as a ``bytearray``).
 
     >>> unpack(MAGIC + b"\\x00" * 3)
     Traceback (most recent call last):
     ...
     streamspark.state.exceptions.StateError: A compressed state blob is cut short (7 bytes); the checkpoint's state is damaged
+    >>> damaged = bytearray(pack(bytes(10_000)))
+    >>> damaged[-1] ^= 1
+    >>> unpack(damaged)
+    Traceback (most recent call last):
+    ...
+    streamspark.state.exceptions.StateError: A compressed state blob does not match its checksum; the checkpoint's state is damaged
     """
-    if not data.startswith(MAGIC):
+    if bytes(data[: len(MAGIC)]) != MAGIC:
         return data
-    header = len(MAGIC) + _SIZE.size
-    if len(data) < header:
+    if len(data) < _HEADER:
         raise StateError(f"A compressed state blob is cut short ({len(data)} bytes); the checkpoint's state is damaged")
+    length = bytes(data[len(MAGIC) : len(MAGIC) + _LENGTH.size])
+    (size,) = _LENGTH.unpack(length)
+    (crc,) = _CRC.unpack_from(data, len(MAGIC) + _LENGTH.size)
+    payload = bytes(data[_HEADER:])  # a copy of the compressed bytes: no view left on the caller's bytearray
+    if zlib.crc32(payload, zlib.crc32(length)) != crc:
+        raise StateError("A compressed state blob does not match its checksum; the checkpoint's state is damaged")
     if not _codec_available():
         raise StateError(
             f"The checkpoint's state is compressed with {_CODEC}, which this pyarrow cannot decompress; "
@@ -75,10 +93,9 @@ def unpack(data: bytes) -> bytes:
         )
     import pyarrow as pa
 
-    (size,) = _SIZE.unpack_from(data, len(MAGIC))
     try:
-        blob = pa.decompress(memoryview(data)[header:], decompressed_size=size, codec=_CODEC, asbytes=True)
-    except (OSError, ValueError, pa.ArrowException) as exc:
+        blob = pa.decompress(payload, decompressed_size=size, codec=_CODEC, asbytes=True)
+    except (OSError, ValueError, MemoryError, OverflowError, pa.ArrowException) as exc:
         raise StateError(f"A compressed state blob could not be decompressed ({exc}); the checkpoint's state is damaged") from exc
     if len(blob) != size:
         raise StateError(

@@ -207,7 +207,7 @@ class KeyedStateStore:
     def __len__(self) -> int:
         return self._paged_scopes + len(self._data) + len(self._windows)
 
-    def dumps(self, compress: bool = True) -> bytes:
+    def dumps(self, *, compress: bool = False) -> bytes:
         """The blob of this store: the pages of the keys not decoded as they were loaded, the
         decoded ones pickled again (all of them laid out again when the pages double); with
         ``compress``, compressed (:func:`blob_codec.pack`), which :meth:`loads` reads as well as
@@ -275,7 +275,11 @@ class KeyedStateStore:
         """
         if not blob:
             return cls(buckets=buckets, bucket=bucket)
-        fmt, stored_buckets, *rest = pickle.loads(blob_codec.unpack(blob))
+        raw = blob_codec.unpack(blob)
+        try:
+            fmt, stored_buckets, *rest = pickle.loads(raw)
+        except Exception as exc:  # a blob cut short or overwritten: any unpickling error
+            raise StateError(f"A state blob could not be read ({exc!r}); the checkpoint's state is damaged") from exc
         if fmt not in (1, 2, 3, _FORMAT):
             raise StateError(f"Unknown state format {fmt}")
         if stored_buckets != buckets:

@@ -47,7 +47,7 @@ def _run(make_app, spark, src, state_dir, group, expected, fast, monkeypatch):
 
 
 @pytest.mark.parametrize("first_fast", [True, False], ids=["compressed-then-plain", "plain-then-compressed"])
-def test_both_paths_agree_and_carry_on_each_others_state(make_app, spark, kafka, tmp_path, monkeypatch, first_fast):
+def test_each_path_counts_on_from_the_state_the_other_stored(make_app, spark, kafka, tmp_path, monkeypatch, first_fast):
     src = kafka.new_topic(partitions=2)
     _produce(kafka, src, 0, 2 * KEYS)
     state_dir = str(tmp_path / "state")

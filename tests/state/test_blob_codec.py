@@ -30,7 +30,7 @@ def test_a_store_of_many_keys_is_stored_several_times_smaller_and_reads_back():
     store = KeyedStateStore(buckets=4, bucket=1)
     for i in range(20_000):
         store.state("clicks", b"user-%d" % i).set("n", i % 13)
-    plain, packed = store.dumps(compress=False), store.dumps()
+    plain, packed = store.dumps(), store.dumps(compress=True)
     assert plain[:1] == b"\x80" and packed.startswith(blob_codec.MAGIC)
     assert len(packed) * 3 < len(plain)
     for blob in (plain, packed):
@@ -48,31 +48,50 @@ def test_stores_written_compressed_and_not_in_turn_keep_every_key():
             store.state("s", b"k%d" % i).set("n", i)
         store.state("s", b"k0").set("n", -round_)
         blob = store.dumps(compress=round_ % 2 == 0)
+        assert blob.startswith(blob_codec.MAGIC) == (round_ % 2 == 0)
     final = KeyedStateStore.loads(blob, buckets=1)
     assert len(final) == 3000
     assert final.state("s", b"k0").get("n") == -5
     assert [final.state("s", b"k%d" % i).get("n") for i in (1, 1499, 2999)] == [1, 1499, 2999]
 
 
-def test_a_damaged_compressed_blob_is_named_as_damaged_state():
+def _store_of(keys: int) -> KeyedStateStore:
     store = KeyedStateStore(buckets=2, bucket=0)
-    for i in range(400):
+    for i in range(keys):
         store.state("s", b"user-%d" % i).set("n", i)
-    blob = store.dumps()
+    return store
+
+
+def test_a_damaged_compressed_blob_is_named_as_damaged_state():
+    """Cut short, zeroed, its header cut, its recorded length changed, or any single bit
+    flipped: a compressed blob never loads as other state, it stops with a ``StateError``."""
+    blob = _store_of(400).dumps(compress=True)
     assert blob.startswith(blob_codec.MAGIC)
-    for damaged in (blob[: len(blob) // 2], blob[:20] + bytes(len(blob) - 20), blob[:6]):
+    wrong_length = blob[:4] + (2**40).to_bytes(8, "little") + blob[12:]
+    for damaged in (blob[: len(blob) // 2], blob[:20] + bytes(len(blob) - 20), blob[:6], wrong_length):
         with pytest.raises(StateError, match="damaged"):
+            KeyedStateStore.loads(damaged, buckets=2, bucket=0)
+    rng = random.Random(7)
+    for _ in range(300):
+        flipped = bytearray(blob)
+        flipped[rng.randrange(len(blob))] ^= 1 << rng.randrange(8)
+        with pytest.raises(StateError, match="damaged"):
+            KeyedStateStore.loads(flipped, buckets=2, bucket=0)
+
+
+def test_a_blob_that_is_no_pickle_is_named_as_damaged_state():
+    plain = _store_of(400).dumps()
+    for damaged in (plain[: len(plain) // 3], b"\x80" + bytes(40)):
+        with pytest.raises(StateError, match="could not be read.*damaged"):
             KeyedStateStore.loads(damaged, buckets=2, bucket=0)
 
 
 def test_without_the_codec_blobs_are_stored_plain_and_a_compressed_one_is_refused_clearly(monkeypatch):
-    store = KeyedStateStore(buckets=1)
-    for i in range(400):
-        store.state("s", b"user-%d" % i).set("n", i)
-    compressed = store.dumps()
+    store = _store_of(400)
+    compressed = store.dumps(compress=True)
     monkeypatch.setattr(blob_codec, "_codec_available", lambda: False)
-    plain = store.dumps()
+    plain = store.dumps(compress=True)
     assert plain[:1] == b"\x80"
-    assert len(KeyedStateStore.loads(plain, buckets=1)) == 400
+    assert len(KeyedStateStore.loads(plain, buckets=2, bucket=0)) == 400
     with pytest.raises(StateError, match="Zstandard"):
-        KeyedStateStore.loads(compressed, buckets=1)
+        KeyedStateStore.loads(compressed, buckets=2, bucket=0)
