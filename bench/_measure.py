@@ -1,5 +1,5 @@
 """Measuring helpers of the benchmark: peak memory of a process tree, a quiet broker before
-each run, arrival times of a topic's messages, and W5 latency probes."""
+each run, arrival times of a topic's messages, W5 latency probes, and how fast the machine is."""
 
 from __future__ import annotations
 
@@ -13,6 +13,22 @@ from bisect import bisect_right
 from typing import Callable, Iterable, Optional
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def cpu_loop_seconds(additions: int = 10_000_000) -> float:
+    """Seconds a pure-Python loop of ``additions`` additions takes on one core: how fast the
+    machine is at the time of a run (the same 2-core machine has varied by a third from hour to
+    hour), to read a run's figures against another's.
+
+    >>> 0 <= cpu_loop_seconds(1000) < 1
+    True
+    """
+    # at module level, as the figures in docs/benchmarks.md were taken (global names: slower
+    # than a function's locals)
+    code = compile("total = 0\nfor i in range(additions):\n    total += i\n", "<loop>", "exec")
+    started = time.perf_counter()
+    exec(code, {"additions": additions})
+    return round(time.perf_counter() - started, 3)
 
 
 def _children() -> dict[int, list[int]]:

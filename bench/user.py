@@ -35,8 +35,9 @@ workload, ``ratio_to_quix_steady`` (streamspark's steady rate / Quix Streams'),
 ``ratio_to_quix_batch_rate`` (streamspark's ``batch_out_per_s`` / Quix Streams' steady rate),
 ``ratio_to_quix_last_output`` (Quix Streams' time to the last output / streamspark's: above 1
 means streamspark finished first) and ``ratio_to_quix_first_output`` (the same for the first
-output). ``bench/report.py bench/results/latest.json`` turns it into the tables of
-``docs/benchmarks.md``.
+output), and ``cpu_loop_s``, the seconds a 10M-addition Python loop took before and after the
+run (the machine's speed, which varies from hour to hour). ``bench/report.py
+bench/results/latest.json`` turns it into the tables of ``docs/benchmarks.md``.
 
 Workloads (~150-byte JSON values, 4 partitions, keys of 10k sensors, as ``bench/run.py``):
 W1 filter + column arithmetic + apply -> topic; W2 running count per key -> topic; W3 10 s
@@ -83,7 +84,7 @@ from typing import Any, Callable, Optional
 
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _measure import LatencyProbe, PeakRSS, WatermarkClock, read_topic, wait_broker_quiet  # noqa: E402
+from _measure import LatencyProbe, PeakRSS, WatermarkClock, cpu_loop_seconds, read_topic, wait_broker_quiet  # noqa: E402
 from confluent_kafka.admin import AdminClient  # noqa: E402
 from run import count_and_delete, install_quix, load, make_topic  # noqa: E402
 
@@ -549,6 +550,7 @@ def main() -> int:
         systems.insert(0, ("quixstreams", install_quix()))
     rows: list[dict[str, Any]] = []
     checks: dict[str, Any] = {}
+    loop_before = cpu_loop_seconds()
     with EmbeddedBroker(nice=args.broker_nice) as broker:
         sources: dict[str, str] = {}  # value format -> input topic, loaded once
         configs = ""  # W7's right topic, written before its readings
@@ -615,6 +617,8 @@ def main() -> int:
         "mode": "user",
         "messages": args.messages,
         "machine": f"{os.cpu_count()} cores",
+        # a 10M-addition Python loop before and after the run, in seconds: the machine's speed
+        "cpu_loop_s": [loop_before, cpu_loop_seconds()],
         "rows": rows,
         "ratios": ratios(rows),
         "checks": checks,
