@@ -627,7 +627,7 @@ class RangeReader:
 
     def chunks(self, ref: RangeRef) -> list[list[tuple[Any, ...]]]:
         """The range's records, in offset order, as the source reads them (``ARROW_SCHEMA``
-        order, headers not pickled), in chunks of up to ``_ROWS_PER_ARROW_BATCH``.
+        order, headers not pickled), in the chunks of :func:`read_range`.
 
         The whole range is read, and the consumer unassigned, before the records are given: a
         consumer left assigned while the bucket processes the records keeps fetching past
@@ -653,10 +653,10 @@ class RangeReader:
 def read_range(
     consumer: Any, topic: str, part: int, begin: int, stop: int, pickled_headers: bool, timeout: float
 ) -> Iterator[list[tuple[Any, ...]]]:
-    """The records of ``topic[part]`` from ``begin`` to ``stop`` (exclusive), in chunks of
-    ``_ROWS_PER_ARROW_BATCH`` (tuples in ``ARROW_SCHEMA`` order); a gap (control records,
-    compaction) is skipped, and no progress within ``timeout`` seconds is a
-    :class:`KafkaSourceError`."""
+    """The records of ``topic[part]`` from ``begin`` to ``stop`` (exclusive), as tuples in
+    ``ARROW_SCHEMA`` order, in chunks that end once they hold ``_ROWS_PER_ARROW_BATCH`` records
+    (a chunk can hold up to a consume call's 10,000 more); a gap (control records, compaction)
+    is skipped, and no progress within ``timeout`` seconds is a :class:`KafkaSourceError`."""
     from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
     consumer.assign([TopicPartition(topic, part, begin)])
