@@ -68,9 +68,9 @@ logger = logging.getLogger(__name__)
 #: micro-batch touches costs a call of Spark's Python state API whatever its records, which
 #: favours few buckets; each moves its whole state blob, and large blobs cost more than their
 #: size (measured with blobs stored uncompressed, on 2 cores, 1M keys of state: a 20k-record
-#: micro-batch took 1.3-1.5 s in 16 buckets, 0.96-1.2 s in 32 or 64). On 2 cores a running count at 5k msg/s (bench/user.py W5-stateful)
-#: had a median latency of 490-520 ms with 16 buckets, 370-680 ms with 32 and 460-980 ms with 64
-#: (balanced, interleaved runs)
+#: micro-batch took 1.3-1.5 s in 16 buckets, 0.96-1.2 s in 32 or 64). On 2 cores a running
+#: count at 5k msg/s (bench/user.py W5-stateful) had a median latency of 490-520 ms with 16
+#: buckets, 370-680 ms with 32 and 460-980 ms with 64 (balanced, interleaved runs)
 BUCKETS_PER_PARTITION = 16
 #: the buckets of a checkpoint begun by an earlier version, which records none (this was its
 #: default), and the default of a new one on a master whose shuffle partitions are the cluster's

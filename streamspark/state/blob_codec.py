@@ -50,8 +50,9 @@ def _codec_available() -> bool:
 
 
 def pack(blob: bytes) -> bytes:
-    """``blob`` compressed, behind :data:`MAGIC`, its own length and a checksum; as it is when it is short
-    (under :data:`MIN_PACKED_SIZE` bytes) or when this pyarrow has no Zstandard codec."""
+    """``blob`` compressed, behind :data:`MAGIC`, its own length and a checksum; as it is when
+    it is short (under :data:`MIN_PACKED_SIZE` bytes) or when this pyarrow has no Zstandard
+    codec."""
     if len(blob) < MIN_PACKED_SIZE or not _codec_available():
         return blob
     import pyarrow as pa
