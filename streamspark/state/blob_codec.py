@@ -51,20 +51,33 @@ def _codec_available() -> bool:
 
 def pack(blob: bytes) -> bytes:
     """``blob`` compressed, behind :data:`MAGIC`, its own length and a checksum; as it is when
-    it is short (under :data:`MIN_PACKED_SIZE` bytes) or when this pyarrow has no Zstandard
-    codec."""
+    it is short (under :data:`MIN_PACKED_SIZE` bytes), does not compress, or this pyarrow has
+    no Zstandard codec.
+
+    :param blob: a pickled state blob (begins with the pickle protocol byte).
+
+    >>> import os
+    >>> noise = os.urandom(8192)
+    >>> pack(noise) == noise, pack(bytes(8192))[:4] == MAGIC
+    (True, True)
+    """
     if len(blob) < MIN_PACKED_SIZE or not _codec_available():
         return blob
     import pyarrow as pa
 
     compressed = pa.compress(blob, codec=_CODEC, asbytes=True)
+    if len(compressed) + _HEADER >= len(blob):  # incompressible: stored as it is
+        return blob
     length = _LENGTH.pack(len(blob))
     return MAGIC + length + _CRC.pack(zlib.crc32(compressed, zlib.crc32(length))) + compressed
 
 
 def unpack(data: bytes | bytearray) -> bytes | bytearray:
-    """The blob :func:`pack` was given (``data`` itself when it was stored uncompressed; Spark
-    hands a stored value to Python as a ``bytearray``).
+    """The blob :func:`pack` was given (``data`` itself when it was stored uncompressed).
+
+    :param data: a stored state value (Spark hands it to Python as a ``bytearray``).
+    :raises StateError: a compressed blob that was cut short or altered, or that this pyarrow
+        cannot decompress.
 
     >>> unpack(MAGIC + b"\\x00" * 3)
     Traceback (most recent call last):
@@ -96,7 +109,7 @@ def unpack(data: bytes | bytearray) -> bytes | bytearray:
 
     try:
         blob = pa.decompress(payload, decompressed_size=size, codec=_CODEC, asbytes=True)
-    except (OSError, ValueError, MemoryError, OverflowError, pa.ArrowException) as exc:
+    except (OSError, ValueError, OverflowError, pa.ArrowException) as exc:
         raise StateError(f"A compressed state blob could not be decompressed ({exc}); the checkpoint's state is damaged") from exc
     if len(blob) != size:
         raise StateError(

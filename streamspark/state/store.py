@@ -46,6 +46,9 @@ SWEEP_SHARE = 16
 
 _Scope = tuple[str, Any]
 
+#: what unpickling a blob that was cut short or overwritten raises
+_DAMAGED = (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError, OverflowError, UnicodeDecodeError)
+
 
 def _page_of(scope: _Scope, pages: int) -> int:
     """The page of ``scope`` (a stream id and a scope key) among ``pages`` (a power of two):
@@ -211,7 +214,17 @@ class KeyedStateStore:
         """The blob of this store: the pages of the keys not decoded as they were loaded, the
         decoded ones pickled again (all of them laid out again when the pages double); with
         ``compress``, compressed (:func:`blob_codec.pack`), which :meth:`loads` reads as well as
-        an uncompressed blob."""
+        an uncompressed blob.
+
+        >>> store = KeyedStateStore(buckets=1)
+        >>> for i in range(1000):
+        ...     store.state("clicks", b"user-%d" % i).set("n", i)
+        >>> packed = store.dumps(compress=True)
+        >>> packed.startswith(blob_codec.MAGIC), len(packed) < len(store.dumps())
+        (True, True)
+        >>> KeyedStateStore.loads(packed, buckets=1).state("clicks", b"user-7").get("n")
+        7
+        """
         pages = self._pages
         if pages is not None and self._expiring:
             # a share of the other pages in turn, so that entries nobody reads expire too
@@ -259,8 +272,10 @@ class KeyedStateStore:
         return blob_codec.pack(blob) if compress else blob
 
     @classmethod
-    def loads(cls, blob: Optional[bytes], buckets: int, bucket: Optional[int] = None) -> "KeyedStateStore":
-        """The store of ``blob`` (an empty one without it), for bucket ``bucket`` of ``buckets``.
+    def loads(cls, blob: Optional[bytes | bytearray], buckets: int, bucket: Optional[int] = None) -> "KeyedStateStore":
+        """The store of ``blob`` (an empty one without it), for bucket ``bucket`` of ``buckets``;
+        ``blob`` compressed or not (:mod:`.blob_codec`). A blob that was cut short or altered
+        raises :class:`StateError` saying the checkpoint's state is damaged.
 
         A blob written with another bucket count, or (from format 4) by another bucket than
         ``bucket``, raises :class:`StateError`: the keys would be looked for in the wrong place.
@@ -278,7 +293,7 @@ class KeyedStateStore:
         raw = blob_codec.unpack(blob)
         try:
             fmt, stored_buckets, *rest = pickle.loads(raw)
-        except Exception as exc:  # a blob cut short or overwritten: any unpickling error
+        except _DAMAGED as exc:  # a blob cut short or overwritten (not a class that is gone: its own error)
             raise StateError(f"A state blob could not be read ({exc!r}); the checkpoint's state is damaged") from exc
         if fmt not in (1, 2, 3, _FORMAT):
             raise StateError(f"Unknown state format {fmt}")

@@ -60,5 +60,6 @@ def test_each_path_counts_on_from_the_state_the_other_stored(make_app, spark, ka
     # the other path reads the state the first one stored, and stores its own way
     _produce(kafka, src, 2 * KEYS, KEYS)
     then, heads = _run(make_app, spark, src, state_dir, "g", KEYS, not first_fast, monkeypatch)
+    assert len(heads) == 2
     assert all((head == blob_codec.MAGIC) == (not first_fast) for head in heads), heads
     assert then == sorted((f"user-{i % KEYS}", i, 3) for i in range(2 * KEYS, 3 * KEYS))
