@@ -27,6 +27,7 @@ What ``read`` emits depends on the pipeline (set by the query runner):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -226,6 +227,20 @@ def _worker_consumer(config_json: str) -> Any:
     if consumer is None:
         consumer = _worker_consumers[config_json] = _new_consumer(json.loads(config_json))
     return consumer
+
+
+@contextlib.contextmanager
+def _borrowed_consumer(config_json: str) -> Iterator[Any]:
+    """The worker's consumer of ``config_json``, unassigned when the block ends (one that cannot
+    be unassigned is dropped: the next read makes a new one)."""
+    consumer = _worker_consumer(config_json)
+    try:
+        yield consumer
+    finally:
+        try:
+            consumer.unassign()
+        except Exception:
+            _worker_consumers.pop(config_json, None)
 
 
 class _KafkaStreamReader(DataSourceStreamReader):
@@ -587,15 +602,9 @@ class _KafkaStreamReader(DataSourceStreamReader):
         """The task's records, range after range, ``_ROWS_PER_ARROW_BATCH`` at a time (a chunk
         never spans two ranges), each a tuple in ``ARROW_SCHEMA`` order (topic, partition,
         offset, timestamp, timestamp type, key, value, headers)."""
-        consumer = _worker_consumer(self._config_json)
-        try:
+        with _borrowed_consumer(self._config_json) as consumer:
             for topic, part, begin, stop in partition.value:
                 yield from read_range(consumer, topic, part, begin, stop, pickled_headers, self._timeout)
-        finally:
-            try:
-                consumer.unassign()
-            except Exception:
-                _worker_consumers.pop(self._config_json, None)
 
 
 class RangeRef(NamedTuple):
@@ -636,18 +645,11 @@ class RangeReader:
         three times as slow)."""
         from confluent_kafka import KafkaException
 
-        consumer = None
         try:
-            consumer = _worker_consumer(self.kafka_config_json)
-            return list(read_range(consumer, ref.topic, ref.partition, ref.begin, ref.stop, False, self.timeout))
+            with _borrowed_consumer(self.kafka_config_json) as consumer:
+                return list(read_range(consumer, ref.topic, ref.partition, ref.begin, ref.stop, False, self.timeout))
         except KafkaException as exc:
             raise KafkaSourceError(f"Reading {ref.topic}[{ref.partition}] from offset {ref.begin} failed: {exc}") from exc
-        finally:
-            try:
-                if consumer is not None:
-                    consumer.unassign()
-            except Exception:
-                _worker_consumers.pop(self.kafka_config_json, None)
 
 
 def read_range(

@@ -97,7 +97,9 @@ def unpack(data: bytes | bytearray) -> bytes | bytearray:
     length = bytes(data[len(MAGIC) : len(MAGIC) + _LENGTH.size])
     (size,) = _LENGTH.unpack(length)
     (crc,) = _CRC.unpack_from(data, len(MAGIC) + _LENGTH.size)
-    payload = bytes(data[_HEADER:])  # a copy of the compressed bytes: no view left on the caller's bytearray
+    # one copy of the compressed bytes (a slice of a bytearray would be a second), and no view
+    # left on the caller's bytearray
+    payload = bytes(memoryview(data)[_HEADER:])
     if zlib.crc32(payload, zlib.crc32(length)) != crc:
         raise StateError("A compressed state blob does not match its checksum; the checkpoint's state is damaged")
     if not _codec_available():
