@@ -66,6 +66,28 @@ def _pss(pid: int) -> int:
     return 0
 
 
+def process_label(pid: int) -> str:
+    """What ``pid`` runs, in a few words: ``java``, ``python -m pyspark.daemon``, ``python app.py``.
+
+    >>> process_label(os.getpid()).startswith("python")
+    True
+    """
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return "?"
+    if not args:
+        return "?"
+    program = os.path.basename(args[0])
+    if program.startswith("python"):
+        rest = args[1:]
+        if rest[:1] == ["-m"] and len(rest) > 1:
+            return f"python -m {rest[1]}" + (f" {rest[2]}" if len(rest) > 2 else "")
+        return "python " + " ".join(os.path.basename(a) for a in rest[:1])
+    return program
+
+
 def _kcmp() -> Optional[Callable[[int, int], int]]:
     """``kcmp(pid1, pid2, KCMP_VM)`` (0: the two share one address space), or None off x86-64 Linux."""
     import ctypes
@@ -129,7 +151,8 @@ class PeakRSS:
     ``posix_spawn`` child before its ``exec``) adds nothing. ``peak_mb`` sums resident sets, so
     pages a forked process shares copy-on-write with its parent (Spark's Python workers and
     their daemon) count in each; ``peak_pss_mb`` sums proportional set sizes, which count each
-    such page once in all.
+    such page once in all. ``peak_by_process`` is the resident set of each process at the
+    sample where their sum peaked, labelled by what the process runs (:func:`process_label`).
     """
 
     def __init__(self, pid: Optional[int] = None, tree: bool = True, exclude: Iterable[int] = ()) -> None:
@@ -138,6 +161,7 @@ class PeakRSS:
         self.exclude = set(exclude)
         self.peak = 0
         self.peak_pss = 0
+        self.peak_by_process: list[tuple[str, float]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -155,14 +179,20 @@ class PeakRSS:
             todo.extend((child, pid) for child in children.get(pid, ()))
         return found
 
-    def _sample(self) -> int:
+    def _sample(self) -> None:
         pids = self._pids()
         self.peak_pss = max(self.peak_pss, sum(_pss(pid) for pid in pids))
-        return sum(_rss(pid) for pid in pids)
+        sizes = [(pid, _rss(pid)) for pid in pids]
+        total = sum(size for _, size in sizes)
+        if total > self.peak:
+            self.peak = total
+            self.peak_by_process = sorted(
+                ((process_label(pid), round(size / 2**20, 1)) for pid, size in sizes if size), key=lambda row: -row[1]
+            )
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, self._sample())
+            self._sample()
             self._stop.wait(0.2)
 
     def __enter__(self) -> "PeakRSS":
@@ -172,7 +202,7 @@ class PeakRSS:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, self._sample())
+        self._sample()
 
     @property
     def peak_mb(self) -> float:

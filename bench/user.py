@@ -28,7 +28,8 @@ Reported per (workload, system):
 - ``outputs_per_250ms``: how many outputs arrived in each quarter second from the launch;
 - ``outputs``, ``peak_mb`` (resident memory of the program and its children: for streamspark
   the driver, Spark's JVM and its Python workers) and ``peak_pss_mb`` (the same as proportional
-  set sizes: pages that forked processes share count once; see ``_measure.PeakRSS``).
+  set sizes: pages that forked processes share count once; see ``_measure.PeakRSS``);
+  ``peak_by_process``: each process's resident memory (MB) when their sum peaked, largest first.
 
 Results go to ``bench/results/latest.json`` (``--json`` to change): a ``rows`` list and, per
 workload, ``ratio_to_quix_steady`` (streamspark's steady rate / Quix Streams'),
@@ -356,6 +357,7 @@ def run_latency(python: str, library: str, workload: str, address: str, src: str
         "sent": probe.sent,
         "peak_mb": round(mem.peak_mb),
         "peak_pss_mb": round(mem.peak_pss_mb),
+        "peak_by_process": mem.peak_by_process,
         "log": str(work / "app.log"),
         **{k: round(v, 1) if isinstance(v, float) else v for k, v in stats.items()},
     }
@@ -401,6 +403,7 @@ def run_program(
         "outputs": len(arrivals),
         "peak_mb": round(mem.peak_mb),
         "peak_pss_mb": round(mem.peak_pss_mb),
+        "peak_by_process": mem.peak_by_process,
         "log": str(work / "app.log"),
     }
     if workload == "W1-csv":  # the source's topic (its default: source__<name>) goes too

@@ -88,10 +88,12 @@ class QueryRunner:
     #: the plain path instead and compare the two. None: all but those named in the
     #: ``STREAMSPARK_PLAIN_PATHS`` environment variable
     strategies: Optional[Strategies] = None
-    #: when a running query gives back Spark's idle planner processes (the ``release-planners``
-    #: path): once its reader is planned, when the query has run this many seconds or a
-    #: micro-batch this long. The session's next query starts them again, ~0.7 s: a short
-    #: query (a test's) would gain little for it
+    #: when a run with ``timeout`` or ``count`` gives back Spark's idle planner processes (the
+    #: ``release-planners`` path): once its reader is planned, when the query has run this
+    #: many seconds or a micro-batch this long. The session's next query starts them again,
+    #: ~0.7 s: a short query (a test's) would gain little for it. A run without either (a
+    #: service's ``app.run()``) gives them back as soon as its reader is planned, before its
+    #: first micro-batch's records fill the workers' memory
     release_planners_after: float = 20.0
     release_planners_batch: float = 3.0
 
@@ -407,6 +409,7 @@ class QueryRunner:
         query = self.start(limits)
         started = time.monotonic()
         release_planners = RELEASE_PLANNERS.name in self.plan.strategies
+        limited = bool(limits.timeout or limits.count)
         try:
             while True:
                 try:
@@ -424,7 +427,7 @@ class QueryRunner:
                 now = time.monotonic()
                 if self._stop.is_set():
                     break
-                if release_planners and self._planners_idle(now - started):
+                if release_planners and self._planners_idle(now - started, limited):
                     release_planners = False
                     release_planner_processes(self._spark)
                 self._watch_lag(query)
@@ -457,29 +460,27 @@ class QueryRunner:
         if self._failure is not None:
             raise self._failure
 
-    def _planners_idle(self, running: float) -> bool:
+    def _planners_idle(self, running: float, limited: bool) -> bool:
         """Whether the query, running for ``running`` seconds, is past the use of Spark's
-        planner processes and long-lived enough to give them back.
+        planner processes and, in a ``limited`` run (``timeout`` or ``count``), long-lived
+        enough to give them back.
 
         Its reader is planned by its first micro-batch with records (a batch without any, as
         timers run, reads nothing); the query must be the session's only one, as another's
         planning could be using them."""
         batch_started = self._batch_started
         in_batch = time.monotonic() - batch_started if batch_started is not None else 0.0
-        if running < self.release_planners_after and max(self._longest_batch, in_batch) < self.release_planners_batch:
+        short = running < self.release_planners_after and max(self._longest_batch, in_batch) < self.release_planners_batch
+        if limited and short:
+            return False
+        # a first micro-batch's stage runs once its reader is planned (without timers every
+        # micro-batch has records); until a micro-batch starts, no JVM call is needed to know
+        if not self._read_records and (batch_started is None or self._timers):
             return False
         try:
             if len(self._spark.streams.active) > 1:
                 return False
-            if self._read_records:
-                return True
-            # a first micro-batch's stage runs once its reader is planned (without timers every
-            # micro-batch has records)
-            return (
-                batch_started is not None
-                and not self._timers
-                and bool(self._spark.sparkContext.statusTracker().getActiveStageIds())
-            )
+            return self._read_records or bool(self._spark.sparkContext.statusTracker().getActiveStageIds())
         except Exception as exc:  # the JVM is going away: the run ends anyway
             logger.debug("Cannot tell whether the query's planning is done: %s", exc)
             return False

@@ -64,6 +64,44 @@ def test_a_running_query_releases_the_planners_and_the_next_query_runs(make_app,
     assert results[True] == [(expected, expected), (expected, expected)]
 
 
+def test_a_run_without_limits_releases_the_planners_once_its_reader_is_planned(make_app, kafka, spark, monkeypatch):
+    """``app.run()`` with neither ``timeout`` nor ``count`` (a service) gives the planner
+    processes back as soon as its reader is planned; a limited run keeps them until the query
+    has run ``release_planners_after`` seconds or a micro-batch ``release_planners_batch`` (set
+    out of reach here)."""
+    import threading
+
+    monkeypatch.setattr(runner_module.QueryRunner, "strategies", Strategies(plain=()))
+    monkeypatch.setattr(runner_module.QueryRunner, "release_planners_after", 3600.0)
+    monkeypatch.setattr(runner_module.QueryRunner, "release_planners_batch", 3600.0)
+    src = kafka.new_topic()
+    kafka.produce(src, [{"value": json.dumps({"i": i}).encode()} for i in range(30)])
+
+    limited = make_app()
+    limited.dataframe(limited.topic(src)).apply(lambda v: {"x": v["i"] * 2}).to_topic(limited.topic(kafka.new_topic()))
+    assert len(limited.run(count=30, timeout=60)) == 30
+    assert planner_processes()  # kept: the thresholds were not reached
+
+    out = kafka.new_topic()
+    app = make_app()
+    app.dataframe(app.topic(src)).apply(lambda v: {"x": v["i"] * 2}).to_topic(app.topic(out))
+    seen: dict[str, Any] = {}
+
+    def stop_once_released() -> None:
+        seen["gone"] = _gone(deadline=60.0)
+        seen["status"] = app.status()
+        app.stop()
+
+    stopper = threading.Thread(target=stop_once_released)
+    stopper.start()
+    app.run()
+    stopper.join()
+    assert seen["gone"], planner_processes()
+    assert seen["status"]["running"]  # given back while the query ran
+    produced = sorted(json.loads(m.value())["x"] for m in kafka.consume(out, expected=30))
+    assert produced == [2 * i for i in range(30)]
+
+
 def _gone(deadline: float = 15.0) -> bool:
     """Whether the planner processes end within ``deadline`` seconds (Spark does not wait for
     the daemons it stops)."""
