@@ -30,7 +30,7 @@ import orjson
 
 from . import blob_codec
 from .exceptions import StateError
-from .base.state import State
+from .base.state import State, ttl_writes
 
 __all__ = ("KeyedStateStore", "scope_key")
 
@@ -115,6 +115,9 @@ class KeyedStateStore:
         self._paged_scopes = paged_scopes
         #: some entry has (or had) an expiry: writes sweep the pages for expired entries
         self._expiring = expiring
+        #: :func:`ttl_writes` when this store was made: while it stays the same and the blob had
+        #: no expiring entry, no entry here can expire
+        self._ttl_mark = ttl_writes()
         self._sweep = sweep
         self.buckets = buckets
         #: the bucket this store holds (None: not one bucket's, as in ``sdf.test()``)
@@ -195,17 +198,26 @@ class KeyedStateStore:
 
         return state_of
 
+    def _may_expire(self) -> bool:
+        """Whether an entry of this store may have an expiry (otherwise none is ever looked for)."""
+        return self._expiring or ttl_writes() != self._ttl_mark
+
     def purge_expired(self) -> None:
         """Drop the expired entries of the decoded keys, and the keys left without entries."""
         for views in self._views.values():  # a purged key's view would point at a dropped dict
             views.clear()
+        data = self._data
+        if not self._may_expire():  # no entry has an expiry: only the empty keys go
+            for scope in [scope for scope, entries in data.items() if not entries]:
+                del data[scope]
+            return
         now = int(time.time() * 1000)
-        for scope in list(self._data):
-            entries = self._data[scope]
+        for scope in list(data):
+            entries = data[scope]
             for k in [k for k, e in entries.items() if e[2] is not None and e[2] <= now]:
                 del entries[k]
             if not entries:
-                del self._data[scope]
+                del data[scope]
 
     def __len__(self) -> int:
         return self._paged_scopes + len(self._data) + len(self._windows)
@@ -240,7 +252,9 @@ class KeyedStateStore:
                 self._decode(page)
             self.purge_expired()
         live = self._data
-        expiring = self._expiring or any(e[2] is not None for entries in live.values() for e in entries.values())
+        expiring = self._may_expire() and (
+            self._expiring or any(e[2] is not None for entries in live.values() for e in entries.values())
+        )
         scopes = self._paged_scopes + len(live)
         grouped: dict[int, dict[_Scope, Any]]
         if relaid:
@@ -312,5 +326,8 @@ class KeyedStateStore:
                     "it from a copy of the checkpoint, or clear the state (Application.clear_state())"
                 )
             return cls(None, buckets, windows, pages=pages, paged_scopes=scopes, expiring=expiring, sweep=sweep, bucket=bucket)
-        # formats 1 and 2: every key's entries in one dict (and, from 2, the windows' data)
-        return cls(rest[0], buckets, rest[1] if len(rest) > 1 else None, bucket=bucket)
+        # formats 1 and 2: every key's entries in one dict (and, from 2, the windows' data),
+        # without a record of whether any of them expires
+        data = rest[0]
+        expiring = any(e[2] is not None for entries in data.values() for e in entries.values())
+        return cls(data, buckets, rest[1] if len(rest) > 1 else None, expiring=expiring, bucket=bucket)

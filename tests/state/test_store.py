@@ -177,6 +177,47 @@ def test_expired_entries_of_keys_nobody_reads_are_dropped_within_a_sweep(monkeyp
     assert [final.state("s", b"k%d" % i).get("keep") for i in range(4)] == [None, 1, None, 3]
 
 
+def test_a_store_without_expiring_entries_records_none_until_a_ttl_is_written(monkeypatch):
+    """A blob that holds no expiring entry says so, and a store loaded from it looks for none;
+    an entry given a ``ttl`` afterwards (here, in a store loaded from that blob) is swept as
+    before, and the blob says again that entries expire."""
+    now = [1_700_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    store = KeyedStateStore(buckets=1)
+    for i in range(3000):
+        store.state("s", b"k%d" % i).set("n", i)
+    blob = store.dumps()
+    assert _fields(blob)[5] is False  # nothing expires
+    loaded = KeyedStateStore.loads(blob, buckets=1)
+    loaded.state("s", b"k1").set("n", -1)
+    blob = loaded.dumps()
+    assert _fields(blob)[5] is False and len(KeyedStateStore.loads(blob, buckets=1)) == 3000
+    loaded = KeyedStateStore.loads(blob, buckets=1)
+    loaded.state("s", b"k2").set("n", 2, ttl=timedelta(seconds=5))
+    loaded.state("s", b"new").set("n", 0, ttl=timedelta(seconds=60))
+    now[0] += 6
+    blob = loaded.dumps()
+    assert _fields(blob)[5] is True  # "new" expires later
+    final = KeyedStateStore.loads(blob, buckets=1)
+    assert len(final) == 3000  # k2 expired (the decoded keys are purged at once), "new" added
+    assert final.state("s", b"k2").get("n") is None and final.state("s", b"new").get("n") == 0
+    assert final.state("s", b"k3").get("n") == 3
+
+
+def test_expired_entries_of_a_blob_of_the_earlier_format_are_dropped_when_written(monkeypatch):
+    """A blob of format 2 does not record whether its entries expire: they are looked for."""
+    now = [1_700_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    past, future = int(now[0] * 1000) - 1, int(now[0] * 1000) + 60_000
+    data = {("clicks", b"u%d" % i): {"n": (0, b"%d" % i, past if i % 2 else future)} for i in range(10)}
+    old = pickle.dumps((2, 4, data, {}), protocol=pickle.HIGHEST_PROTOCOL)
+    written = KeyedStateStore.loads(old, buckets=4).dumps()
+    assert _fields(written)[5] is True
+    again = KeyedStateStore.loads(written, buckets=4)
+    assert len(again) == 5
+    assert [again.state("clicks", b"u%d" % i).get("n") for i in range(4)] == [0, None, 2, None]
+
+
 def test_windows_and_state_share_the_blob():
     store = KeyedStateStore(buckets=2)
     store.state("s", b"a").set("n", 1)
