@@ -84,7 +84,7 @@ def process_label(pid: int) -> str:
         rest = args[1:]
         if rest[:1] == ["-m"] and len(rest) > 1:
             return f"python -m {rest[1]}" + (f" {rest[2]}" if len(rest) > 2 else "")
-        return "python " + " ".join(os.path.basename(a) for a in rest[:1])
+        return " ".join(["python", *(os.path.basename(a) for a in rest[:1])])
     return program
 
 
@@ -151,8 +151,9 @@ class PeakRSS:
     ``posix_spawn`` child before its ``exec``) adds nothing. ``peak_mb`` sums resident sets, so
     pages a forked process shares copy-on-write with its parent (Spark's Python workers and
     their daemon) count in each; ``peak_pss_mb`` sums proportional set sizes, which count each
-    such page once in all. ``peak_by_process`` is the resident set of each process at the
-    sample where their sum peaked, labelled by what the process runs (:func:`process_label`).
+    such page once in all. ``peak_by_process`` holds, for each process at the sample where the
+    resident sets' sum peaked, what it runs (:func:`process_label`; a daemon and the workers it
+    forked run the same), its pid, its resident set and its proportional set size (MB).
     """
 
     def __init__(self, pid: Optional[int] = None, tree: bool = True, exclude: Iterable[int] = ()) -> None:
@@ -161,7 +162,7 @@ class PeakRSS:
         self.exclude = set(exclude)
         self.peak = 0
         self.peak_pss = 0
-        self.peak_by_process: list[tuple[str, float]] = []
+        self.peak_by_process: list[tuple[str, int, float, float]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -180,14 +181,14 @@ class PeakRSS:
         return found
 
     def _sample(self) -> None:
-        pids = self._pids()
-        self.peak_pss = max(self.peak_pss, sum(_pss(pid) for pid in pids))
-        sizes = [(pid, _rss(pid)) for pid in pids]
-        total = sum(size for _, size in sizes)
+        sizes = [(pid, _rss(pid), _pss(pid)) for pid in self._pids()]
+        self.peak_pss = max(self.peak_pss, sum(pss for _, _, pss in sizes))
+        total = sum(rss for _, rss, _ in sizes)
         if total > self.peak:
             self.peak = total
             self.peak_by_process = sorted(
-                ((process_label(pid), round(size / 2**20, 1)) for pid, size in sizes if size), key=lambda row: -row[1]
+                ((process_label(pid), pid, round(rss / 2**20, 1), round(pss / 2**20, 1)) for pid, rss, pss in sizes if rss),
+                key=lambda row: -row[2],
             )
 
     def _run(self) -> None:

@@ -29,7 +29,8 @@ Reported per (workload, system):
 - ``outputs``, ``peak_mb`` (resident memory of the program and its children: for streamspark
   the driver, Spark's JVM and its Python workers) and ``peak_pss_mb`` (the same as proportional
   set sizes: pages that forked processes share count once; see ``_measure.PeakRSS``);
-  ``peak_by_process``: each process's resident memory (MB) when their sum peaked, largest first.
+  ``peak_by_process``: when the resident sets' sum peaked, each process's label, pid, resident
+  set and proportional set size (MB), largest first.
 
 Results go to ``bench/results/latest.json`` (``--json`` to change): a ``rows`` list and, per
 workload, ``ratio_to_quix_steady`` (streamspark's steady rate / Quix Streams'),

@@ -478,6 +478,8 @@ class QueryRunner:
         if not self._read_records and (batch_started is None or self._timers):
             return False
         try:
+            # another query of the session counts here once started; one that an application
+            # of the same process is still creating (its source's load()) does not yet
             if len(self._spark.streams.active) > 1:
                 return False
             return self._read_records or bool(self._spark.sparkContext.statusTracker().getActiveStageIds())

@@ -30,7 +30,8 @@ import orjson
 
 from . import blob_codec
 from .exceptions import StateError
-from .base.state import State, ttl_writes
+from .base.state import State
+from .ttl_count import ttl_writes
 
 __all__ = ("KeyedStateStore", "scope_key")
 
@@ -115,6 +116,9 @@ class KeyedStateStore:
         self._paged_scopes = paged_scopes
         #: some entry has (or had) an expiry: writes sweep the pages for expired entries
         self._expiring = expiring
+        if data is not None and pages is None and not expiring:
+            # entries handed over whole (formats 1 and 2 record no such flag): looked through once
+            self._expiring = any(e[2] is not None for entries in data.values() for e in entries.values())
         #: :func:`ttl_writes` when this store was made: while it stays the same and the blob had
         #: no expiring entry, no entry here can expire
         self._ttl_mark = ttl_writes()
@@ -326,8 +330,5 @@ class KeyedStateStore:
                     "it from a copy of the checkpoint, or clear the state (Application.clear_state())"
                 )
             return cls(None, buckets, windows, pages=pages, paged_scopes=scopes, expiring=expiring, sweep=sweep, bucket=bucket)
-        # formats 1 and 2: every key's entries in one dict (and, from 2, the windows' data),
-        # without a record of whether any of them expires
-        data = rest[0]
-        expiring = any(e[2] is not None for entries in data.values() for e in entries.values())
-        return cls(data, buckets, rest[1] if len(rest) > 1 else None, expiring=expiring, bucket=bucket)
+        # formats 1 and 2: every key's entries in one dict (and, from 2, the windows' data)
+        return cls(rest[0], buckets, rest[1] if len(rest) > 1 else None, bucket=bucket)

@@ -92,10 +92,13 @@ def test_a_run_without_limits_releases_the_planners_once_its_reader_is_planned(m
         seen["status"] = app.status()
         app.stop()
 
-    stopper = threading.Thread(target=stop_once_released)
+    stopper = threading.Thread(target=stop_once_released, daemon=True)
     stopper.start()
-    app.run()
-    stopper.join()
+    try:
+        app.run()
+    finally:
+        app.stop()
+        stopper.join(timeout=90)
     assert seen["gone"], planner_processes()
     assert seen["status"]["running"]  # given back while the query ran
     produced = sorted(json.loads(m.value())["x"] for m in kafka.consume(out, expected=30))

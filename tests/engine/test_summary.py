@@ -85,6 +85,7 @@ def test_stages_compare_as_their_words():
         "streamspark.engine.session",
         "streamspark.state.store",
         "streamspark.state.blob_codec",
+        "streamspark.state.ttl_count",
     ],
 )
 def test_module_doctests(name):

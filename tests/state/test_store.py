@@ -190,7 +190,14 @@ def test_a_store_without_expiring_entries_records_none_until_a_ttl_is_written(mo
     assert _fields(blob)[5] is False  # nothing expires
     loaded = KeyedStateStore.loads(blob, buckets=1)
     loaded.state("s", b"k1").set("n", -1)
+    loaded.state("s", b"gone")  # read, never written: an empty key, dropped when written
+
+    def no_clock() -> float:
+        raise AssertionError("a store without expiring entries looked for expired ones")
+
+    monkeypatch.setattr(time, "time", no_clock)  # only a look for expired entries reads the clock
     blob = loaded.dumps()
+    monkeypatch.setattr(time, "time", lambda: now[0])
     assert _fields(blob)[5] is False and len(KeyedStateStore.loads(blob, buckets=1)) == 3000
     loaded = KeyedStateStore.loads(blob, buckets=1)
     loaded.state("s", b"k2").set("n", 2, ttl=timedelta(seconds=5))
@@ -216,6 +223,16 @@ def test_expired_entries_of_a_blob_of_the_earlier_format_are_dropped_when_writte
     again = KeyedStateStore.loads(written, buckets=4)
     assert len(again) == 5
     assert [again.state("clicks", b"u%d" % i).get("n") for i in range(4)] == [0, None, 2, None]
+
+
+def test_a_store_made_from_entries_that_expire_looks_for_expired_ones(monkeypatch):
+    """Entries handed to the constructor whole (as formats 1 and 2 are) are looked through for
+    an expiry, whatever the process wrote."""
+    now = [1_700_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    data = {("s", b"a"): {"n": (0, b"1", int(now[0] * 1000) - 1)}, ("s", b"b"): {"n": (0, b"2", None)}}
+    store = KeyedStateStore(data, buckets=1)
+    assert len(KeyedStateStore.loads(store.dumps(), buckets=1)) == 1
 
 
 def test_windows_and_state_share_the_blob():

@@ -13,8 +13,9 @@ from typing import Any, Generic, Optional, TypeVar
 import orjson
 
 from ..exceptions import StateSerializationError
+from ..ttl_count import note_ttl_write
 
-__all__ = ("State", "state_key", "ttl_writes")
+__all__ = ("State", "state_key")
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -74,25 +75,6 @@ def state_key(key: Any, step: str = "a stateful step") -> Any:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-#: how many entries this process has written with a ``ttl`` (only ever grows)
-_ttl_writes = 0
-
-
-def ttl_writes() -> int:
-    """How many state entries this process has written with a ``ttl`` so far: a store that saw
-    the same count when it was loaded, and loaded no expiring entry, holds none (so it need not
-    look for expired ones).
-
-    >>> from datetime import timedelta
-    >>> from streamspark.state.store import KeyedStateStore
-    >>> before = ttl_writes()
-    >>> KeyedStateStore().state("stream", b"k").set("n", 1, ttl=timedelta(seconds=5))
-    >>> ttl_writes() - before
-    1
-    """
-    return _ttl_writes
 
 
 class State(Generic[K, V]):
@@ -193,12 +175,11 @@ class State(Generic[K, V]):
 
     @staticmethod
     def _expiry(ttl: Optional[timedelta]) -> Optional[int]:
-        global _ttl_writes
         if ttl is None:
             return None
         if isinstance(ttl, (int, float)):
             raise TypeError("ttl must be a datetime.timedelta")
         if ttl <= timedelta(0):
             raise ValueError(f"ttl must be a positive timedelta (or None), got {ttl!r}")
-        _ttl_writes += 1
+        note_ttl_write()
         return _now_ms() + int(ttl.total_seconds() * 1000)
