@@ -69,6 +69,11 @@ def _page_of(scope: _Scope, pages: int) -> int:
     return ((crc * 0x9E3779B1) & 0xFFFFFFFF) >> (33 - pages.bit_length()) if pages > 1 else 0
 
 
+def _holds_expiry(data: dict[_Scope, dict[Any, Any]]) -> bool:
+    """Whether an entry of ``data`` (keys' entries, as in a store) has an expiry."""
+    return any(e[2] is not None for entries in data.values() for e in entries.values())
+
+
 def _page_count(scopes: int) -> int:
     """The pages for ``scopes`` keys: the power of two that puts PAGE_SCOPES to twice that many in a page."""
     pages = 1
@@ -118,7 +123,7 @@ class KeyedStateStore:
         self._expiring = expiring
         if data is not None and pages is None and not expiring:
             # entries handed over whole (formats 1 and 2 record no such flag): looked through once
-            self._expiring = any(e[2] is not None for entries in data.values() for e in entries.values())
+            self._expiring = _holds_expiry(data)
         #: :func:`ttl_writes` when this store was made: while it stays the same and the blob had
         #: no expiring entry, no entry here can expire
         self._ttl_mark = ttl_writes()
@@ -256,9 +261,7 @@ class KeyedStateStore:
                 self._decode(page)
             self.purge_expired()
         live = self._data
-        expiring = self._may_expire() and (
-            self._expiring or any(e[2] is not None for entries in live.values() for e in entries.values())
-        )
+        expiring = self._may_expire() and (self._expiring or _holds_expiry(live))
         scopes = self._paged_scopes + len(live)
         grouped: dict[int, dict[_Scope, Any]]
         if relaid:
