@@ -1,5 +1,5 @@
 """The engine's on/off environment switches (``STREAMSPARK_JVM_ARCHIVE``, ``STREAMSPARK_WARMUP``,
-``STREAMSPARK_ROCKSDB_LIBRARY``, ``STREAMSPARK_NIO_LOCAL_FS``)."""
+``STREAMSPARK_ROCKSDB_LIBRARY``, ``STREAMSPARK_NIO_LOCAL_FS``, ``STREAMSPARK_FORK_SERVER``)."""
 
 from __future__ import annotations
 

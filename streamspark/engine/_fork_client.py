@@ -3,13 +3,15 @@
 
 It asks the server for a process running ``<args>``, handing it this process's standard
 input, output and error, environment and working directory; then it passes SIGTERM, SIGINT and
-SIGHUP on to that process and exits as it did. When the server is not there or does not serve
+SIGHUP on to that process and exits as it did; when that process moves to a process group of its
+own, so does this one. When the server is not there or does not serve
 the request, it becomes ``<python> <args...>`` (``exec``), as the launcher would have.
 Standard library only: it runs before any site packages are on the path.
 """
 
 import json
 import os
+import select
 import signal
 import socket
 import sys
@@ -17,6 +19,27 @@ import sys
 
 def _exec(python, args):
     os.execv(python, [python] + args)
+
+
+def _follow_group(conn, pid, group, seconds=30.0, step=0.02):
+    """Leave this process's group when the served process leaves ``group``, the server's (Spark's
+    daemon puts itself in a group of its own as it starts), so that a signal to the group this
+    process started in reaches neither, as when the interpreter was started itself; a signal to
+    this process is still passed on. Looks for ``seconds`` at most, or until the server answers."""
+    if group is None:
+        return
+    waited = 0.0
+    while waited < seconds:
+        try:
+            if os.getpgid(pid) != group:
+                os.setpgid(0, 0)
+                return
+        except OSError:  # the process ended (the server answers), or this one leads its group
+            return
+        readable, _, _ = select.select([conn], [], [], step)
+        if readable:
+            return
+        waited += step
 
 
 def main(argv):
@@ -46,6 +69,7 @@ def main(argv):
 
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(number, forward)
+    _follow_group(conn, pid, first.get("group"))
     try:
         line = replies.readline()
         status = json.loads(line)["status"] if line else None

@@ -182,16 +182,21 @@ _fork_server: Optional[ForkServer] = None
 
 def fork_server() -> Optional[ForkServer]:
     """The fork server Spark's Python processes of this process's local session fork from
-    (``STREAMSPARK_FORK_SERVER=1``, :mod:`.fork_server`), or None."""
+    (:mod:`.fork_server`; ``STREAMSPARK_FORK_SERVER=0`` turns it off), or None."""
     return _fork_server
 
 
 def _start_fork_server(merged: Mapping[str, Any], submitted: Mapping[str, Any], allocators: Mapping[str, str]) -> None:
-    """Start the fork server when ``STREAMSPARK_FORK_SERVER=1`` and Spark's Python processes
+    """Start the fork server (unless ``STREAMSPARK_FORK_SERVER=0``) when Spark's Python processes
     start through our launcher with our task daemon (the server serves what those run), with
     the ``allocators`` settings those processes get from the JVM (it starts before the JVM)."""
     global _fork_server
-    if _fork_server is not None or not fork_server_enabled():
+    if _fork_server is not None:
+        return
+    # a server another streamspark program started (this one's parent) serves that program's
+    # session only: this session's processes fork from its own server, or start as before
+    os.environ.pop(FORK_SOCKET_ENV, None)
+    if not fork_server_enabled():
         return
     python = os.environ.get("PYSPARK_PYTHON")
     chosen = "spark.pyspark.python" in merged or "spark.pyspark.python" in submitted

@@ -1,6 +1,6 @@
 """Run by the fork server's tests (``python -m tests.engine.fork_probe CODE``): prints what it
 runs with as JSON, echoes its standard input, and exits with CODE (``wait``: sleeps until a
-signal ends it)."""
+signal ends it; ``group``: the same in a process group of its own, as Spark's daemon does)."""
 
 import json
 import os
@@ -8,6 +8,9 @@ import sys
 import time
 
 if __name__ == "__main__":
+    waits = sys.argv[1] in ("wait", "group")
+    if sys.argv[1] == "group":
+        os.setpgid(0, 0)
     print(
         json.dumps(
             {
@@ -16,12 +19,13 @@ if __name__ == "__main__":
                 "probe": os.environ.get("PROBE"),
                 "name": __name__,
                 "pid": os.getpid(),
-                "stdin": sys.stdin.read() if sys.argv[1] != "wait" else None,
+                "pgid": os.getpgrp(),
+                "stdin": sys.stdin.read() if not waits else None,
             }
         ),
         flush=True,
     )
     print("to stderr", file=sys.stderr, flush=True)
-    if sys.argv[1] == "wait":
+    if waits:
         time.sleep(60)
-    sys.exit(int(sys.argv[1]) if sys.argv[1] != "wait" else 0)
+    sys.exit(int(sys.argv[1]) if not waits else 0)

@@ -1,4 +1,4 @@
-"""The fork server for Spark's Python processes (engine/fork_server.py, opt-in), against real
+"""The fork server for Spark's Python processes (engine/fork_server.py, on by default), against real
 processes: a served process runs as ``python -m`` would, with the launcher's streams,
 environment, arguments and exit; what it cannot serve is started as before."""
 
@@ -82,6 +82,34 @@ def test_the_launcher_passes_sigterm_on_and_exits_as_the_process_did(launcher, s
     assert seen["pid"] not in served_children(server.folder)  # reaped by the server
 
 
+@pytest.mark.parametrize("mode", ["wait", "group"])
+def test_the_launcher_leaves_its_group_when_the_process_does(launcher, server, mode):
+    """Spark's daemon moves to a process group of its own, out of reach of a signal to the
+    program's group (a supervisor stopping it, Ctrl-C): the launcher follows it there, so such
+    a signal is not passed on; a process that stays in the group keeps its launcher there."""
+    environ = {**os.environ, "PYTHONPATH": os.getcwd(), SOCKET_ENV: server.socket_path}
+    ours = os.getpgrp()  # the launcher starts in this process's group
+    process = subprocess.Popen([launcher, "-m", PROBE, mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environ)
+    try:
+        seen = json.loads(process.stdout.readline())
+        assert seen["pid"] != process.pid  # served
+        if mode == "group":
+            assert seen["pgid"] == seen["pid"]
+            deadline = time.monotonic() + 10
+            while os.getpgid(process.pid) == ours and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert os.getpgid(process.pid) == process.pid  # a group of its own, like the process
+        else:
+            time.sleep(0.5)
+            assert os.getpgid(process.pid) == ours
+        process.send_signal(signal.SIGTERM)  # a signal to the launcher itself is passed on
+        assert process.wait(30) == -signal.SIGTERM
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def test_what_the_server_cannot_serve_exactly_starts_as_before(launcher, server, tmp_path):
     # another working directory: the module path (sys.path[0]) would differ
     process = launch(launcher, server, "0", cwd=str(tmp_path), PYTHONPATH=os.getcwd())
@@ -126,7 +154,7 @@ def test_the_server_ends_when_its_program_goes_away(launcher):
 
 
 APP = """
-import json, sys
+import json, os, sys
 from streamspark import Application
 from streamspark.engine.session import fork_server
 from streamspark.engine.fork_server import served_children
@@ -141,23 +169,33 @@ if __name__ == "__main__":
     print(json.dumps({
         "rows": rows,
         "served": sorted({argv[0] for argv in served_children(server.folder).values()}) if server else None,
+        "socket": os.environ.get("STREAMSPARK_FORK_SERVER_SOCKET"),
+        "own_socket": server.socket_path if server else None,
     }), flush=True)
 """
 
 
-def test_a_program_runs_with_spark_processes_forked_by_the_server(kafka, tmp_path):
-    """End to end: with ``STREAMSPARK_FORK_SERVER=1`` a program's Spark processes (the task
-    daemon, the planners) fork from the server, and its outputs are those of the plain path."""
+@pytest.mark.parametrize("switch", [None, "0"], ids=["default", "turned-off"])
+def test_a_program_runs_with_spark_processes_forked_by_the_server(kafka, tmp_path, switch):
+    """End to end: by default a program's Spark processes (the task daemon, the planners) fork
+    from the server; with ``STREAMSPARK_FORK_SERVER=0`` there is no server (the plain path), and
+    the outputs of both are the same. A server's socket inherited from a parent program (here a
+    made-up one) is not used: the program's processes fork from its own server, or start as
+    before."""
     src, out = kafka.new_topic(partitions=2), kafka.new_topic()
     kafka.produce(src, [{"value": json.dumps({"i": i}).encode(), "partition": i % 2} for i in range(20)])
     script = tmp_path / "app.py"
     script.write_text(APP)
+    env = {k: v for k, v in os.environ.items() if k != "STREAMSPARK_FORK_SERVER"}
+    env[SOCKET_ENV] = str(tmp_path / "a-parents-server" / "socket")
+    if switch is not None:
+        env["STREAMSPARK_FORK_SERVER"] = switch
     done = subprocess.run(
         [sys.executable, str(script), kafka.address, src, out],
         capture_output=True,
         text=True,
         cwd=str(tmp_path),
-        env={**os.environ, "STREAMSPARK_FORK_SERVER": "1", "PYTHONPATH": os.getcwd()},
+        env={**env, "PYTHONPATH": os.getcwd()},
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -165,4 +203,8 @@ def test_a_program_runs_with_spark_processes_forked_by_the_server(kafka, tmp_pat
     assert sorted(r["i"] for r in result["rows"]) == list(range(20))
     assert all(r["double"] == 2 * r["i"] for r in result["rows"])
     assert sorted(json.loads(m.value())["i"] for m in kafka.consume(out, expected=20)) == list(range(20))
-    assert "streamspark.engine._daemon" in result["served"]  # the task daemon came from the server
+    if switch is None:
+        assert "streamspark.engine._daemon" in result["served"]  # the task daemon came from the server
+        assert result["socket"] == result["own_socket"]
+    else:
+        assert result["served"] is None and result["socket"] is None

@@ -9,15 +9,21 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from streamspark.engine import runner as runner_module
+from streamspark.engine.fork_server import served_children
 from streamspark.engine.planner_processes import PLANNER_MODULES, release_planner_processes, skip_data_source_lookup
+from streamspark.engine.session import fork_server
 from streamspark.engine.strategies import Strategies
 
 
 def planner_processes(modules: frozenset[str] = PLANNER_MODULES) -> list[int]:
-    """Processes of this process's tree running one of Spark's planner ``modules``."""
+    """Processes of this process's tree running one of Spark's planner ``modules``, started by
+    an interpreter or forked by the session's fork server (whose children show the server's
+    command line: the server lists their arguments, and their own forks inherit them)."""
+    server = fork_server()
+    served = {pid: ["-m", *argv] for pid, argv in served_children(server.folder).items()} if server else {}
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -26,14 +32,20 @@ def planner_processes(modules: frozenset[str] = PLANNER_MODULES) -> list[int]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [os.getpid()]
+    found: list[int] = []
+    todo: list[tuple[int, Optional[list[str]]]] = [(os.getpid(), None)]
     while todo:
-        for child in children.get(todo.pop(), []):
-            todo.append(child)
-            try:
-                argv = (Path("/proc") / str(child) / "cmdline").read_bytes().decode().split("\0")
-            except OSError:
-                continue
+        pid, inherited = todo.pop()
+        for child in children.get(pid, []):
+            argv = served.get(child, inherited)
+            if argv is None:
+                try:
+                    argv = (Path("/proc") / str(child) / "cmdline").read_bytes().decode().split("\0")
+                except OSError:
+                    continue
+                todo.append((child, None))
+            else:
+                todo.append((child, argv))
             if "pyspark.daemon" in argv and modules & set(argv):
                 found.append(child)
     return found
