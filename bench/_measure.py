@@ -10,6 +10,7 @@ import threading
 import time
 import uuid
 from bisect import bisect_right
+from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -82,10 +83,36 @@ def process_label(pid: int) -> str:
     program = os.path.basename(args[0])
     if program.startswith("python"):
         rest = args[1:]
+        if rest[:2] == ["-m", "streamspark.engine.fork_server"] and len(rest) > 2:
+            return _served_label(pid, rest[2])
         if rest[:1] == ["-m"] and len(rest) > 1:
             return f"python -m {rest[1]}" + (f" {rest[2]}" if len(rest) > 2 else "")
         return " ".join(["python", *(os.path.basename(a) for a in rest[:1])])
     return program
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _served_label(pid: int, folder: str) -> str:
+    """The label of a process showing the fork server's command line (streamspark's engine):
+    the server itself, a process it runs for one of Spark's launchers (it lists their
+    arguments in ``<folder>/children``), or a process forked by one of those (a task worker)."""
+    ancestor, forked = pid, False
+    while ancestor > 1:
+        try:
+            argv = json.loads(Path(folder, "children", str(ancestor)).read_text())
+        except (OSError, ValueError):
+            ancestor, forked = _parent(ancestor), True
+            continue
+        label = f"python -m {argv[0]}" + (f" {argv[1]}" if len(argv) > 1 else "")
+        return f"{label} (forked)" if forked else label
+    return "fork server"
 
 
 def _kcmp() -> Optional[Callable[[int, int], int]]:

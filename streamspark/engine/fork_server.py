@@ -19,8 +19,8 @@ standard input closes). Served processes are listed in ``<folder>/children`` (a 
 process id holding its arguments), for tools and tests.
 
 Measured with ``bench/user.py`` over a 500k-message backlog (docs/benchmarks.md): the first
-output of W1-W3 0.1-2.6 s sooner, the last 0.3-3.3 s sooner; the sum of the processes' resident
-sizes counts the pages they share with the server again (0.1-0.2 GB more), their proportional
+output of W1-W3 0.1-2.6 s sooner, the last 0.2-3.3 s sooner; the sum of the processes' resident
+sizes counts the pages they share with the server again (0.02-0.17 GB more), their proportional
 set size stays the same.
 
 Example (what :mod:`.session` does when it is enabled)::
@@ -193,8 +193,15 @@ def _run_child(request: dict[str, Any], fds: list[int]) -> None:
     """In the forked child: become the process the launcher would have started."""
     code = 1
     try:
-        for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
-            signal.signal(number, signal.SIG_DFL)
+        # the signal dispositions of an interpreter the launcher had started: those the launcher
+        # started with ignored stay ignored, Python's own at start-up for the others
+        ignored = set(request.get("ignored", ()))
+        for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_IGN if number in ignored else signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN if signal.SIGINT in ignored else signal.default_int_handler)
+        for name in ("SIGPIPE", "SIGXFSZ"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_IGN)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in fds:

@@ -101,6 +101,9 @@ def get_spark(
                 )
             return active
         submitted = submitted_conf()
+        # a fork server another streamspark program started (this one's parent) serves that
+        # program's session only: this one's Python processes fork from its own, or start as before
+        os.environ.pop(FORK_SOCKET_ENV, None)
         user = dict(conf or {})
         merged = {**DEFAULT_SPARK_CONF, **user}
         if "PYSPARK_PYTHON" not in os.environ and not {"spark.pyspark.python"} & (merged.keys() | submitted.keys()):
@@ -150,6 +153,10 @@ def get_spark(
         # for the JVM started here and the Python processes it starts, not for this process's
         # later children
         os.environ.update(allocators)
+        # where the fork server listens, for the JVM started here alone (the program's later
+        # children must not use it: it ends with this program)
+        if _fork_server is not None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+            os.environ[FORK_SOCKET_ENV] = _fork_server.socket_path
         # pandas, pyarrow and the lookup of data source packages while the JVM starts
         preload = DriverPreload()
         try:
@@ -157,6 +164,7 @@ def get_spark(
         finally:
             for name in allocators:
                 os.environ.pop(name, None)
+            os.environ.pop(FORK_SOCKET_ENV, None)
             if fs_jar is not None:
                 if class_path is None:
                     os.environ.pop(DIST_CLASS_PATH, None)
@@ -191,13 +199,8 @@ def _start_fork_server(merged: Mapping[str, Any], submitted: Mapping[str, Any], 
     start through our launcher with our task daemon (the server serves what those run), with
     the ``allocators`` settings those processes get from the JVM (it starts before the JVM)."""
     global _fork_server
-    if _fork_server is not None:
-        return
-    # a server another streamspark program started (this one's parent) serves that program's
-    # session only: this session's processes fork from its own server, or start as before
-    os.environ.pop(FORK_SOCKET_ENV, None)
-    if not fork_server_enabled():
-        return
+    if _fork_server is not None or not fork_server_enabled() or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return  # (a JVM that is already running, under spark-submit, would never be told of it)
     python = os.environ.get("PYSPARK_PYTHON")
     chosen = "spark.pyspark.python" in merged or "spark.pyspark.python" in submitted
     if chosen or not restores_sigterm(python) or merged.get(DAEMON_MODULE) != LOCAL_DAEMON:
@@ -209,7 +212,6 @@ def _start_fork_server(merged: Mapping[str, Any], submitted: Mapping[str, Any], 
         logger.warning("The fork server could not start (Spark starts its Python processes itself): %s", exc)
         return
     atexit.register(_fork_server.stop)
-    os.environ[FORK_SOCKET_ENV] = _fork_server.socket_path
     logger.debug("Spark's Python processes fork from %s", _fork_server.folder)
 
 

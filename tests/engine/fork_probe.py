@@ -4,8 +4,20 @@ signal ends it; ``group``: the same in a process group of its own, as Spark's da
 
 import json
 import os
+import signal
 import sys
 import time
+
+
+def disposition(number: int) -> str:
+    """``ignored``, ``default`` or the handler's name (Python gives an inherited SIG_IGN as 1)."""
+    handler = signal.getsignal(number)
+    if handler in (signal.SIG_IGN, int(signal.SIG_IGN)):
+        return "ignored"
+    if handler in (signal.SIG_DFL, int(signal.SIG_DFL)):
+        return "default"
+    return getattr(handler, "__name__", str(handler))
+
 
 if __name__ == "__main__":
     waits = sys.argv[1] in ("wait", "group")
@@ -20,6 +32,10 @@ if __name__ == "__main__":
                 "name": __name__,
                 "pid": os.getpid(),
                 "pgid": os.getpgrp(),
+                "signals": {
+                    name: disposition(getattr(signal, name))
+                    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGCHLD", "SIGPIPE", "SIGXFSZ")
+                },
                 "stdin": sys.stdin.read() if not waits else None,
             }
         ),

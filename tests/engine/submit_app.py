@@ -26,6 +26,8 @@ def main() -> None:
 
     from pyspark.sql import SparkSession
 
+    from streamspark.engine.session import fork_server
+
     spark = SparkSession.active()
     keys = ("spark.sql.shuffle.partitions", "spark.sql.streaming.pollingDelay", "spark.ui.enabled", "spark.app.name")
     print(
@@ -35,6 +37,7 @@ def main() -> None:
                 "master": spark.sparkContext.master,
                 "outputs": outputs,
                 "conf": {key: spark.conf.get(key) for key in keys},
+                "fork_server": fork_server() is not None,
             }
         )
     )

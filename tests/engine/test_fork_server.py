@@ -110,6 +110,45 @@ def test_the_launcher_leaves_its_group_when_the_process_does(launcher, server, m
             process.wait()
 
 
+@pytest.mark.parametrize("ignore_sigint", [False, True], ids=["sigint", "sigint-ignored"])
+def test_a_served_process_has_the_signal_dispositions_of_a_started_one(launcher, server, tmp_path, ignore_sigint):
+    """A served process handles signals as the interpreter the launcher would have started:
+    what the launcher started with ignored stays ignored (the JVM starts Spark's Python
+    processes with SIGINT ignored, so Ctrl-C at the program does not reach them), the rest as
+    Python sets them at start-up. An ignored SIGINT is not passed on by the launcher either."""
+
+    def start(socket_path: str) -> tuple[subprocess.Popen, dict]:
+        environ = {**os.environ, "PYTHONPATH": os.getcwd(), SOCKET_ENV: socket_path}
+        process = subprocess.Popen(
+            [launcher, "-m", PROBE, "wait"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=environ,
+            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None,
+        )
+        return process, json.loads(process.stdout.readline())
+
+    served, seen = start(server.socket_path)
+    plain, alone = start(str(tmp_path / "no-server"))
+    try:
+        assert seen["pid"] != served.pid and alone["pid"] == plain.pid
+        assert seen["signals"] == alone["signals"]
+        assert seen["signals"]["SIGINT"] == ("ignored" if ignore_sigint else "default_int_handler")
+        assert seen["signals"]["SIGPIPE"] == "ignored" and seen["signals"]["SIGTERM"] == "default"
+        if ignore_sigint:
+            served.send_signal(signal.SIGINT)
+            time.sleep(0.5)
+            assert served.poll() is None and seen["pid"] in served_children(server.folder)
+        for process in (served, plain):
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(30) == -signal.SIGTERM
+    finally:
+        for process in (served, plain):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
 def test_what_the_server_cannot_serve_exactly_starts_as_before(launcher, server, tmp_path):
     # another working directory: the module path (sys.path[0]) would differ
     process = launch(launcher, server, "0", cwd=str(tmp_path), PYTHONPATH=os.getcwd())
@@ -170,26 +209,25 @@ if __name__ == "__main__":
         "rows": rows,
         "served": sorted({argv[0] for argv in served_children(server.folder).values()}) if server else None,
         "socket": os.environ.get("STREAMSPARK_FORK_SERVER_SOCKET"),
-        "own_socket": server.socket_path if server else None,
     }), flush=True)
 """
 
 
 @pytest.mark.parametrize("switch", [None, "0"], ids=["default", "turned-off"])
-def test_a_program_runs_with_spark_processes_forked_by_the_server(kafka, tmp_path, switch):
+def test_a_program_runs_with_spark_processes_forked_by_the_server(kafka, tmp_path, server, switch):
     """End to end: by default a program's Spark processes (the task daemon, the planners) fork
     from the server; with ``STREAMSPARK_FORK_SERVER=0`` there is no server (the plain path), and
-    the outputs of both are the same. A server's socket inherited from a parent program (here a
-    made-up one) is not used: the program's processes fork from its own server, or start as
-    before."""
+    the outputs of both are the same. A server's socket inherited from a parent program (the
+    module's server) is not used, and the program does not hand its own to its children."""
     src, out = kafka.new_topic(partitions=2), kafka.new_topic()
     kafka.produce(src, [{"value": json.dumps({"i": i}).encode(), "partition": i % 2} for i in range(20)])
     script = tmp_path / "app.py"
     script.write_text(APP)
     env = {k: v for k, v in os.environ.items() if k != "STREAMSPARK_FORK_SERVER"}
-    env[SOCKET_ENV] = str(tmp_path / "a-parents-server" / "socket")
+    env[SOCKET_ENV] = server.socket_path
     if switch is not None:
         env["STREAMSPARK_FORK_SERVER"] = switch
+    parents = (len(refused(server)), dict(served_children(server.folder)))
     done = subprocess.run(
         [sys.executable, str(script), kafka.address, src, out],
         capture_output=True,
@@ -203,8 +241,9 @@ def test_a_program_runs_with_spark_processes_forked_by_the_server(kafka, tmp_pat
     assert sorted(r["i"] for r in result["rows"]) == list(range(20))
     assert all(r["double"] == 2 * r["i"] for r in result["rows"])
     assert sorted(json.loads(m.value())["i"] for m in kafka.consume(out, expected=20)) == list(range(20))
+    assert (len(refused(server)), dict(served_children(server.folder))) == parents  # never asked
+    assert result["socket"] is None
     if switch is None:
         assert "streamspark.engine._daemon" in result["served"]  # the task daemon came from the server
-        assert result["socket"] == result["own_socket"]
     else:
-        assert result["served"] is None and result["socket"] is None
+        assert result["served"] is None

@@ -77,6 +77,23 @@ def _in_flight(address: str, topic: str, first: int, timeout: float = 60) -> set
     raise AssertionError(f"no output of {first} or later within {timeout} s")
 
 
+def _fork_servers(parent: int) -> list[int]:
+    """The fork servers ``parent`` started (each leads a session of its own)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) != parent:  # field 4 of stat: the parent
+                continue
+            if _FORK_SERVER in Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode():
+                found.append(int(name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
 def _session(sid: int) -> dict[int, tuple[str, int]]:
     """The processes of session ``sid``: pid -> (command line, the mask of ignored signals).
     Spark's Python daemon puts itself in a process group of its own, not in a session."""
@@ -99,6 +116,7 @@ def _session(sid: int) -> dict[int, tuple[str, int]]:
 
 
 _SIGTERM = 1 << (signal.SIGTERM - 1)
+_FORK_SERVER = "streamspark.engine.fork_server"
 
 
 @pytest.mark.harness(seconds=60)
@@ -125,12 +143,16 @@ def test_sigterm_to_the_process_group_stops_the_program_cleanly(tmp_path):
                     assert proc.poll() is None, log_path.read_text()[-3000:]
                     assert time.monotonic() < deadline, "no output within 180 s"
                     time.sleep(1)
-                processes = _session(proc.pid).values()
+                # the fork server runs in a session of its own, and Spark's Python processes it
+                # forks there (they show its command line)
+                server = _fork_servers(proc.pid)
+                sessions = [proc.pid, *server]
+                processes = [entry for sid in sessions for entry in _session(sid).values()]
                 jvm = [ignored for cmdline, ignored in processes if "SparkSubmit" in cmdline]
                 python = [
                     ignored
                     for cmdline, ignored in processes
-                    if "SparkSubmit" not in cmdline and ("pyspark" in cmdline or "_daemon" in cmdline)
+                    if "SparkSubmit" not in cmdline and ("pyspark" in cmdline or "_daemon" in cmdline or _FORK_SERVER in cmdline)
                 ]
                 assert jvm and all(ignored & _SIGTERM for ignored in jvm), "the JVM still takes SIGTERM"
                 # what the JVM starts gets SIGTERM's default back (Spark stops its workers with it)
@@ -150,9 +172,10 @@ def test_sigterm_to_the_process_group_stops_the_program_cleanly(tmp_path):
         assert "Stopped after" in text
         assert "Exception in thread" not in text and "Traceback" not in text, text[-3000:]
         deadline = time.monotonic() + 30
-        while _session(proc.pid) and time.monotonic() < deadline:
+        while any(_session(sid) for sid in sessions) and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert not _session(proc.pid), f"processes of the program's session outlived it: {_session(proc.pid)}"
+        left = {pid: entry for sid in sessions for pid, entry in _session(sid).items()}
+        assert not left, f"processes of the program's sessions outlived it: {left}"
         ids = _outputs(broker.address, out)
         assert len(ids) == len(set(ids)), "an output was written twice"
         assert set(range(200)) <= set(ids)

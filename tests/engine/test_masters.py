@@ -64,8 +64,12 @@ def test_a_running_session_is_used_and_a_master_of_another_kind_is_logged(spark)
 
 def test_spark_submit_master_and_conf_win_over_the_defaults(kafka, tmp_path):
     """A real spark-submit of the PySpark install: its --master is the run's master, its --conf
-    wins over streamspark's defaults, and a setting made in code (spark_conf) wins over it."""
+    wins over streamspark's defaults, and a setting made in code (spark_conf) wins over it.
+    Spark's Python processes start through streamspark's launcher, but the JVM, already running,
+    could not be told of a fork server: none is started."""
     import pyspark
+
+    from streamspark.engine._worker_python import worker_python
 
     spark_home = Path(pyspark.__file__).parent
     src, out = kafka.new_topic(), kafka.new_topic()
@@ -73,7 +77,7 @@ def test_spark_submit_master_and_conf_win_over_the_defaults(kafka, tmp_path):
     env = {
         **os.environ,
         "SPARK_HOME": str(spark_home),
-        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_PYTHON": worker_python(sys.executable),
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         "SPARK_LOCAL_IP": "127.0.0.1",
     }
@@ -103,6 +107,7 @@ def test_spark_submit_master_and_conf_win_over_the_defaults(kafka, tmp_path):
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["config_master"] == got["master"] == "local[1]"
     assert got["outputs"] == 5
+    assert got["fork_server"] is False
     assert got["conf"] == {
         "spark.sql.shuffle.partitions": "7",
         "spark.sql.streaming.pollingDelay": "60ms",

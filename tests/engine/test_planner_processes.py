@@ -46,7 +46,8 @@ def planner_processes(modules: frozenset[str] = PLANNER_MODULES) -> list[int]:
                 todo.append((child, None))
             else:
                 todo.append((child, argv))
-            if "pyspark.daemon" in argv and modules & set(argv):
+            launcher = any(part.endswith("_fork_client.py") for part in argv)  # waits for a served one
+            if "pyspark.daemon" in argv and modules & set(argv) and not launcher:
                 found.append(child)
     return found
 

@@ -66,6 +66,8 @@ for pid in descendants(os.getpid()):
         argv = arguments(pid)
     except OSError:
         continue
+    if any(part.endswith("_fork_client.py") for part in argv):
+        continue  # a launcher waiting for the process the fork server runs for it
     # Spark's own daemon, or streamspark's for task workers (engine/_daemon.py)
     for module in ("pyspark.daemon", "streamspark.engine._daemon"):
         if module in argv:
