@@ -7,6 +7,7 @@ import logging
 import os
 import shutil
 import re
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -159,9 +160,12 @@ def get_spark(
             os.environ[FORK_SOCKET_ENV] = _fork_server.socket_path
         # pandas, pyarrow and the lookup of data source packages while the JVM starts
         preload = DriverPreload()
+        sigint = _program_sigint_handler()
         try:
             spark = builder.getOrCreate()
         finally:
+            if sigint is not None:  # PySpark's SparkContext sets its own
+                signal.signal(signal.SIGINT, sigint)
             for name in allocators:
                 os.environ.pop(name, None)
             os.environ.pop(FORK_SOCKET_ENV, None)
@@ -213,6 +217,35 @@ def _start_fork_server(merged: Mapping[str, Any], submitted: Mapping[str, Any], 
         return
     atexit.register(_fork_server.stop)
     logger.debug("Spark's Python processes fork from %s", _fork_server.folder)
+
+
+def _program_sigint_handler() -> Any:
+    """The SIGINT handler the program installed itself (``Application.run()``'s, which finishes
+    the micro-batch and stops, or an ignored SIGINT), or None: Python's default, or not the
+    main thread.
+
+    A new SparkContext replaces the SIGINT handler of the main thread with PySpark's (cancel
+    every job, raise ``KeyboardInterrupt``); a program's own handler is put back after it, so
+    Ctrl-C stops ``app.run()`` as cleanly as SIGTERM does.
+
+    >>> import signal
+    >>> previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    >>> _program_sigint_handler() is None
+    True
+    >>> stop = lambda signum, frame: None
+    >>> _ = signal.signal(signal.SIGINT, stop)
+    >>> _program_sigint_handler() is stop
+    True
+    >>> _ = signal.signal(signal.SIGINT, previous)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    handler = signal.getsignal(signal.SIGINT)
+    if handler in (signal.default_int_handler, signal.SIG_DFL, None):
+        return None
+    if (getattr(handler, "__module__", None) or "").startswith("pyspark."):
+        return None  # an earlier SparkContext's (of a session stopped since)
+    return handler
 
 
 def leave_sigterm_to_python(spark: Any) -> bool:

@@ -120,7 +120,13 @@ _FORK_SERVER = "streamspark.engine.fork_server"
 
 
 @pytest.mark.harness(seconds=60)
-def test_sigterm_to_the_process_group_stops_the_program_cleanly(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_a_signal_to_the_process_group_stops_the_program_cleanly(tmp_path, signum):
+    """SIGTERM to the program's process group (a supervisor), or SIGINT (Ctrl-C at a terminal):
+    the micro-batch in flight is finished and committed, the program exits 0 without a
+    traceback, and no process outlives it. PySpark's SparkContext sets a SIGINT handler of its
+    own (cancel the jobs, raise KeyboardInterrupt) when ``app.run()`` starts the session: the
+    run's handler is put back."""
     with EmbeddedBroker(data_dir=str(tmp_path / "broker")) as broker:
         src, out = f"gs-src-{uuid.uuid4().hex[:6]}", f"gs-out-{uuid.uuid4().hex[:6]}"
         admin = AdminClient({"bootstrap.servers": broker.address})
@@ -160,7 +166,7 @@ def test_sigterm_to_the_process_group_stops_the_program_cleanly(tmp_path):
                 _produce(broker.address, src, 200, 20_200)
                 # signal while that micro-batch is in flight: its outputs are written, not committed
                 in_flight = _in_flight(broker.address, out, 200)
-                os.killpg(proc.pid, signal.SIGTERM)
+                os.killpg(proc.pid, signum)
                 returncode = proc.wait(120)
             finally:
                 if proc.poll() is None:
@@ -168,7 +174,7 @@ def test_sigterm_to_the_process_group_stops_the_program_cleanly(tmp_path):
                     proc.wait()
         text = log_path.read_text()
         assert returncode == 0, text[-3000:]
-        assert "Received SIGTERM: finishing the current micro-batch and stopping" in text
+        assert f"Received {signal.Signals(signum).name}: finishing the current micro-batch and stopping" in text
         assert "Stopped after" in text
         assert "Exception in thread" not in text and "Traceback" not in text, text[-3000:]
         deadline = time.monotonic() + 30

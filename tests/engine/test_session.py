@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 from streamspark.engine.session import LOCAL_CHECKPOINT_FILE_MANAGER, LOCAL_GC, LOCAL_INITIAL_HEAP, _with_local_defaults
@@ -214,3 +219,37 @@ def test_the_task_daemon_is_used_only_where_a_fresh_interpreter_imports_streamsp
     # found only through the script's folder, started elsewhere: a daemon would not find it
     assert task_daemon({}, script_dir=root, cwd=str(tmp_path)) is None
     assert task_daemon({}, script_dir=root, cwd=root) == LOCAL_DAEMON
+
+
+_SIGINT_CHILD = r"""
+import json, signal
+from streamspark.engine.session import get_spark
+
+seen = {}
+spark = get_spark("local[1]", warmup=False)  # no handler of the program's: PySpark's is set
+first = signal.getsignal(signal.SIGINT)
+seen["first"] = getattr(first, "__module__", None)
+spark.stop()
+spark = get_spark("local[1]", warmup=False)  # the stopped context's handler is not put back
+seen["fresh"] = signal.getsignal(signal.SIGINT) is not first
+seen["again"] = getattr(signal.getsignal(signal.SIGINT), "__module__", None)
+spark.stop()
+def stop(signum, frame):
+    pass
+signal.signal(signal.SIGINT, stop)  # as Application.run() does before it starts the session
+spark = get_spark("local[1]", warmup=False)
+seen["program"] = signal.getsignal(signal.SIGINT) is stop
+spark.stop()
+print(json.dumps(seen))
+"""
+
+
+def test_a_sigint_handler_the_program_set_survives_a_new_spark_context():
+    """PySpark's SparkContext sets its own SIGINT handler (cancel the jobs, raise
+    KeyboardInterrupt); a handler the program set before the session (``app.run()``'s) is put
+    back, and PySpark's stays where the program set none."""
+    env = {**os.environ, "STREAMSPARK_WARMUP": "0"}
+    done = subprocess.run([sys.executable, "-c", _SIGINT_CHILD], env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"first": "pyspark.core.context", "fresh": True, "again": "pyspark.core.context", "program": True}
