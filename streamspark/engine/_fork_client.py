@@ -4,9 +4,10 @@
 It asks the server for a process running ``<args>``, handing it this process's standard
 input, output and error, environment and working directory; then it passes SIGTERM, SIGINT and
 SIGHUP on to that process (those it started with ignored stay ignored, in both) and exits as it
-did; when that process moves to a process group of its own, so does this one. When the server is not there or does not serve
-the request, it becomes ``<python> <args...>`` (``exec``), as the launcher would have.
-Standard library only: it runs before any site packages are on the path.
+did; when that process moves to a process group of its own, so does this one. When the server
+is not there or does not serve the request, it becomes ``<python> <args...>`` (``exec``), as
+the launcher would have. Standard library only: it runs before any site packages are on the
+path.
 """
 
 import json
