@@ -32,17 +32,22 @@ def cpu_loop_seconds(additions: int = 10_000_000) -> float:
     return round(time.perf_counter() - started, 3)
 
 
+def _parent(pid: int) -> int:
+    """The parent of ``pid`` (0: none, or it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _children() -> dict[int, list[int]]:
     tree: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        tree.setdefault(ppid, []).append(int(name))
+        if name.isdigit():
+            ppid = _parent(int(name))
+            if ppid:
+                tree.setdefault(ppid, []).append(int(name))
     return tree
 
 
@@ -89,14 +94,6 @@ def process_label(pid: int) -> str:
             return f"python -m {rest[1]}" + (f" {rest[2]}" if len(rest) > 2 else "")
         return " ".join(["python", *(os.path.basename(a) for a in rest[:1])])
     return program
-
-
-def _parent(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def _served_label(pid: int, folder: str) -> str:

@@ -156,7 +156,7 @@ def get_spark(
         os.environ.update(allocators)
         # where the fork server listens, for the JVM started here alone (the program's later
         # children must not use it: it ends with this program)
-        if _fork_server is not None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        if _fork_server is not None:  # (never started under spark-submit)
             os.environ[FORK_SOCKET_ENV] = _fork_server.socket_path
         # pandas, pyarrow and the lookup of data source packages while the JVM starts
         preload = DriverPreload()
